@@ -1,0 +1,171 @@
+import { applyDecorators } from '@nestjs/common';
+import { Transform, TransformFnParams } from 'class-transformer';
+import { IsIn, IsOptional, IsString, MaxLength, MinLength, ValidateBy, ValidationArguments } from 'class-validator';
+
+/**
+ * Query-parameter rules shared by the auction and bid DTOs. Each rule gives one message per bad
+ * parameter (SPEC.md `details`), and accepts both the raw query-string form (the gateway) and the
+ * converted form (the query service validating the same DTO on consume).
+ */
+
+/** "42" → 42; anything else is left as it is, so the integer rule reports it. */
+export function toIntegerParam({ value }: TransformFnParams): unknown {
+  return typeof value === 'string' && /^[+-]?\d{1,16}$/.test(value) ? Number(value) : value;
+}
+
+/** Surrounding whitespace removed (keyword). */
+export function toTrimmed({ value }: TransformFnParams): unknown {
+  return typeof value === 'string' ? value.trim() : value;
+}
+
+/**
+ * An integer from `min` to `max`, one message. Optional unless `required`.
+ */
+export function IntegerParam(min: number, max: number): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    Transform(toIntegerParam),
+    ValidateBy({
+      name: 'integerInRange',
+      constraints: [min, max],
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max,
+        defaultMessage: (args?: ValidationArguments) =>
+          `${args?.property ?? 'value'} must be an integer from ${min} to ${max}`,
+      },
+    }),
+  );
+}
+
+/** A non-empty string of at most `maxLength` characters. */
+export function TextParam(maxLength: number, options: { trim?: boolean } = {}): PropertyDecorator {
+  const decorators = [
+    IsOptional(),
+    IsString({ message: ({ property }) => `${property} must be a single string value` }),
+    MinLength(1, { message: ({ property }) => `${property} must not be empty` }),
+    MaxLength(maxLength, { message: ({ property }) => `${property} must be at most ${maxLength} characters long` }),
+  ];
+  if (options.trim) decorators.unshift(Transform(toTrimmed));
+  return applyDecorators(...decorators);
+}
+
+/** One of `values` (case-sensitive, as documented). */
+export function EnumParam(values: readonly string[], hint?: string): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    IsIn(values as string[], {
+      message: ({ property }) =>
+        `${property} must be one of: ${values.join(', ')}${hint ? ` (${hint})` : ''}`,
+    }),
+  );
+}
+
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/**
+ * An RFC 3339 date-time with an explicit offset (`2026-01-31T18:00:00Z`, `…+01:00`), or a date
+ * (`2026-01-31`, meaning 00:00 UTC). A date-time without an offset is rejected: it is ambiguous.
+ * A `+` that arrived decoded as a space (unencoded in the URL) is restored.
+ */
+export function parseDateTimeParam(value: string): Date | null {
+  const match = DATE_TIME.exec(value);
+  if (!match) return null;
+  const [, y, mo, d, h, mi, s, offset] = match;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return null;
+  if (h !== undefined && (Number(h) > 23 || Number(mi) > 59 || (s !== undefined && Number(s) > 59))) return null;
+  if (offset && offset !== 'Z' && (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(4, 6)) > 59)) return null;
+  const time = Date.parse(h === undefined ? `${y}-${mo}-${d}T00:00:00Z` : value);
+  return Number.isNaN(time) ? null : new Date(time);
+}
+
+function toDateTimeParam({ value }: TransformFnParams): unknown {
+  // "2026-01-31T18:00:00 01:00": an unencoded "+" decoded by the query-string parser.
+  return typeof value === 'string' ? value.replace(/^(\S+T[\d:.]+) (\d{2}:\d{2})$/, '$1+$2') : value;
+}
+
+export function DateTimeParam(): PropertyDecorator {
+  return applyDecorators(
+    IsOptional(),
+    Transform(toDateTimeParam),
+    ValidateBy({
+      name: 'dateTime',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && parseDateTimeParam(value) !== null,
+        defaultMessage: (args?: ValidationArguments) =>
+          `${args?.property ?? 'value'} must be an ISO 8601 date-time with offset (e.g. 2026-01-31T18:00:00Z) or a date (YYYY-MM-DD)`,
+      },
+    }),
+  );
+}
+
+function comparable(value: unknown): number | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string') return parseDateTimeParam(value)?.getTime() ?? null;
+  return null;
+}
+
+/**
+ * The lower bound of a range must not exceed its upper bound (`year_min` vs `year_max`…). Reported
+ * on the lower bound; skipped when either side is missing or itself invalid.
+ */
+export function NotGreaterThan(upperProperty: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'notGreaterThan',
+    constraints: [upperProperty],
+    validator: {
+      validate: (value: unknown, args?: ValidationArguments) => {
+        const upper = comparable((args?.object as Record<string, unknown> | undefined)?.[upperProperty]);
+        const lower = comparable(value);
+        return upper === null || lower === null || lower <= upper;
+      },
+      defaultMessage: (args?: ValidationArguments) =>
+        `${args?.property ?? 'value'} must not be greater than ${upperProperty}`,
+    },
+  });
+}
+
+/** Valid only when at least one of `others` is given too. */
+export function RequiresOneOf(others: readonly string[], message: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'requiresOneOf',
+    constraints: [others],
+    validator: {
+      validate: (_value: unknown, args?: ValidationArguments) => {
+        const object = (args?.object ?? {}) as Record<string, unknown>;
+        return others.some((name) => object[name] !== undefined);
+      },
+      defaultMessage: () => message,
+    },
+  });
+}
+
+/** Valid only when `property` has the value `expected`. */
+export function OnlyWith(property: string, expected: string, message: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'onlyWith',
+    constraints: [property, expected],
+    validator: {
+      validate: (_value: unknown, args?: ValidationArguments) =>
+        ((args?.object ?? {}) as Record<string, unknown>)[property] === expected,
+      defaultMessage: () => message,
+    },
+  });
+}
+
+/** Valid only when `property` does not have the value `forbidden`. */
+export function NotWith(property: string, forbidden: string, message: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'notWith',
+    constraints: [property, forbidden],
+    validator: {
+      validate: (_value: unknown, args?: ValidationArguments) =>
+        ((args?.object ?? {}) as Record<string, unknown>)[property] !== forbidden,
+      defaultMessage: () => message,
+    },
+  });
+}

@@ -1,0 +1,65 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+/** SPEC.md Limits: page ≥ 1; limit 1–100. */
+export const MAX_PAGE = 2_147_483_647;
+export const MAX_LIMIT = 100;
+export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
+export type SortDirection = (typeof SORT_DIRECTIONS)[number];
+
+/**
+ * Paging modes (DESIGN.md §5): `page` (default; `page` and `limit`) or `cursor` (keyset paging
+ * for deep reads: follow `meta.next_cursor`).
+ */
+export const PAGINATION_MODES = ['page', 'cursor'] as const;
+export type PaginationMode = (typeof PAGINATION_MODES)[number];
+
+/** A cursor as the service issues it: `<base64url payload>.<base64url MAC>`. */
+export const CURSOR_PATTERN = /^[A-Za-z0-9_-]{8,600}\.[A-Za-z0-9_-]{16,64}$/;
+
+export class PaginationMetaDto {
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Exact number of items matching the filters.', example: 1234 })
+  total: number;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    description: 'Page number. In cursor mode, the position of this page counted in pages of `limit`.',
+    example: 1,
+  })
+  page: number;
+
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, example: 50 })
+  limit: number;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'ceil(total / limit).', example: 25 })
+  total_pages: number;
+
+  @ApiPropertyOptional({
+    type: 'boolean',
+    description: 'Cursor mode only (`pagination=cursor`): whether another page follows.',
+    example: true,
+  })
+  has_more?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'string',
+    nullable: true,
+    description:
+      'Cursor mode only: pass as `cursor` (with the same filters, sort, direction and `pagination=cursor`) for the next page; null on the last page.',
+    example: 'eyJ2IjoxLCJrIjoiMjAyNi0wMS0zMSIsImkiOiI0MiIsIm8iOjUwfQ.q1w2e3r4t5y6u7i8o9p0aa',
+  })
+  next_cursor?: string | null;
+}
+
+/** SPEC.md "Paginated envelope". */
+export interface Paginated<T> {
+  data: T[];
+  meta: PaginationMetaDto;
+}
+
+/**
+ * The JSON text of a `T`, as the query service serializes it (straight from PostgreSQL) for the
+ * gateway to send unchanged: large pages are not parsed and re-serialized on every hop. The type
+ * parameter keeps the contract checked on both ends.
+ */
+export type JsonText<T> = string & { readonly __jsonOf?: T };

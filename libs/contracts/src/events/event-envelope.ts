@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * Webhook event payloads (SPEC.md "Events"): the envelope every event shares and the `data` of
+ * each type. This is the public wire format sent to subscribers and carried on the
+ * `auction.events` exchange; never change a field in place.
+ */
+export const EVENT_API_VERSION = '2026-10-17' as const;
+
+export const EventTypes = {
+  AuctionCreated: 'auction.created',
+  AuctionUpdated: 'auction.updated',
+  AuctionEnded: 'auction.ended',
+  BidCreated: 'bid.created',
+  WebhookTest: 'webhook.test',
+} as const;
+export type EventType = (typeof EventTypes)[keyof typeof EventTypes];
+
+/** The types a subscription may select (`webhook.test` is sent on request only). */
+export const SUBSCRIBABLE_EVENT_TYPES = [
+  EventTypes.AuctionCreated,
+  EventTypes.AuctionUpdated,
+  EventTypes.AuctionEnded,
+  EventTypes.BidCreated,
+] as const;
+export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
+
+/** Source statuses an ended transition starts from, and those it ends in (SPEC.md "Transitions"). */
+export const AUCTION_STARTING_STATUSES = ['active', 'coming soon'] as const;
+export const AUCTION_ENDING_STATUSES = ['sold', 'reserve not met', 'result unavailable', 'canceled', 'withdrawn'] as const;
+
+/**
+ * `data.auction`: captured source facts at observation time. `id` is the auction's REST id as a
+ * string; `status` is the source status (unknown values pass through); `make`/`model` are the
+ * values the source listed (the canonical make used for filtering travels in the routing
+ * context); `auction_end_at` is the source's wall-clock time without offset (do not assume UTC);
+ * `auction_end_date` is the end date (YYYY-MM-DD). Prices are integers. Any field may be null.
+ */
+export interface EventAuction {
+  id: string | null;
+  source: string | null;
+  url: string | null;
+  title: string | null;
+  status: string | null;
+  price: number | null;
+  currency: string | null;
+  year: number | null;
+  make: string | null;
+  model: string | null;
+  auction_end_at: string | null;
+  auction_end_date: string | null;
+  bid_count: number | null;
+  sale_type: string | null;
+  price_type: string | null;
+}
+
+/** Fields whose change is meaningful (SPEC.md Emission rules 1), by their `data.auction` name. */
+export const MEANINGFUL_AUCTION_FIELDS = [
+  'title',
+  'status',
+  'price',
+  'currency',
+  'year',
+  'make',
+  'model',
+  'auction_end_at',
+  'auction_end_date',
+  'bid_count',
+  'sale_type',
+  'price_type',
+] as const satisfies readonly (keyof EventAuction)[];
+export type MeaningfulAuctionField = (typeof MEANINGFUL_AUCTION_FIELDS)[number];
+
+export interface FieldChange<T> {
+  before: T;
+  after: T;
+}
+
+/** `data.changes`: changed field → {before, after}; empty for a new auction. */
+export type AuctionChanges = { [K in MeaningfulAuctionField]?: FieldChange<EventAuction[K]> };
+
+export interface AuctionEventData {
+  auction: EventAuction;
+  changes: AuctionChanges;
+}
+
+/**
+ * `data.bid`: the persisted bid row's id and its frozen parent auction id (strings), the amount
+ * (integer), currency, and the source's wall-clock bid time without offset. No bidder identity.
+ */
+export interface EventBid {
+  id: string;
+  auction_id: string;
+  amount: number | null;
+  currency: string | null;
+  bid_at: string | null;
+}
+
+export interface BidEventData {
+  bid: EventBid;
+}
+
+export const WEBHOOK_TEST_MESSAGE = 'This is a test event from the Classic Car Auction Data Service.';
+
+export interface WebhookTestEventData {
+  message: string;
+}
+
+export interface EventDataByType {
+  'auction.created': AuctionEventData;
+  'auction.updated': AuctionEventData;
+  'auction.ended': AuctionEventData;
+  'bid.created': BidEventData;
+  'webhook.test': WebhookTestEventData;
+}
+
+/** The envelope of every event (SPEC.md "Envelope"). */
+export interface EventEnvelope<T extends EventType = EventType> {
+  /** Opaque, stable across retries: `evt_` + UUID. */
+  id: string;
+  type: T;
+  api_version: typeof EVENT_API_VERSION;
+  /** UTC time the service made the observation (processed it), not a source timestamp. */
+  created_at: string;
+  data: EventDataByType[T];
+}
+
+/** Any event, discriminated by `type`. */
+export type AnyEventEnvelope = { [T in EventType]: EventEnvelope<T> }[EventType];
+export type AuctionEventEnvelope = EventEnvelope<'auction.created' | 'auction.updated' | 'auction.ended'>;
+export type BidEventEnvelope = EventEnvelope<'bid.created'>;
+
+export const EVENT_ID_PREFIX = 'evt_';
+
+export function newEventId(): string {
+  return `${EVENT_ID_PREFIX}${randomUUID()}`;
+}
+
+export function buildEventEnvelope<T extends EventType>(
+  type: T,
+  data: EventDataByType[T],
+  createdAt: Date,
+  id: string = newEventId(),
+): EventEnvelope<T> {
+  return { id, type, api_version: EVENT_API_VERSION, created_at: createdAt.toISOString(), data };
+}

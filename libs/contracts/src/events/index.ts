@@ -1,0 +1,2 @@
+export * from './event-envelope';
+export * from './event-routing';

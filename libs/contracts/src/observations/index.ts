@@ -1,0 +1,3 @@
+export * from './observation.dto';
+export * from './observation-headers';
+export * from './observation.schema';

@@ -1,0 +1,5 @@
+export * from './in-process.transport';
+export * from './rmq.options';
+export * from './service-client';
+export * from './messaging.module';
+export * from './event-topology';

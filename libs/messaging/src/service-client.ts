@@ -1,0 +1,104 @@
+import { Logger, OnApplicationShutdown } from '@nestjs/common';
+import { ClientRMQ } from '@nestjs/microservices';
+import { RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
+import { firstValueFrom, timeout } from 'rxjs';
+import { InProcessBus } from './in-process.transport';
+import { RMQ_SOCKET_OPTIONS } from './rmq.options';
+
+/** The service did not answer in time, or could not be reached at all. */
+export class ServiceUnavailableError extends Error {
+  constructor(
+    readonly service: string,
+    cause: unknown,
+  ) {
+    super(`The ${service} service is unavailable`, { cause });
+    this.name = 'ServiceUnavailableError';
+  }
+}
+
+/** Typed request/response to one service, over RabbitMQ or in-process. */
+export abstract class ServiceClient {
+  abstract send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>>;
+  /** True when the transport is connected (readiness). */
+  abstract isConnected(): boolean;
+}
+
+export class RmqServiceClient extends ServiceClient implements OnApplicationShutdown {
+  private readonly logger = new Logger(RmqServiceClient.name);
+  private readonly client: ClientRMQ;
+  private connected = false;
+
+  constructor(
+    private readonly service: string,
+    url: string,
+    queue: string,
+    private readonly timeoutMs: number,
+  ) {
+    super();
+    this.client = new ClientRMQ({
+      urls: [url],
+      queue,
+      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+      socketOptions: RMQ_SOCKET_OPTIONS,
+      persistent: false,
+    });
+    this.client.status.subscribe((status) => {
+      this.connected = status === 'connected';
+    });
+  }
+
+  async connect(): Promise<void> {
+    try {
+      await this.client.connect();
+    } catch (error) {
+      // amqp-connection-manager keeps retrying; requests fail fast with 503 until it succeeds.
+      this.logger.warn(`Could not connect to RabbitMQ yet for ${this.service}: ${String(error)}`);
+    }
+  }
+
+  isConnected(): boolean {
+    return this.connected;
+  }
+
+  async send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>> {
+    try {
+      return await firstValueFrom(
+        this.client.send<RpcReply<RpcResponse<P>>>(pattern, request).pipe(timeout(this.timeoutMs)),
+      );
+    } catch (error) {
+      throw new ServiceUnavailableError(this.service, error);
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+export class InProcessServiceClient extends ServiceClient {
+  constructor(
+    private readonly service: string,
+    private readonly bus: InProcessBus,
+    private readonly timeoutMs: number,
+  ) {
+    super();
+  }
+
+  isConnected(): boolean {
+    return true;
+  }
+
+  async send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const expired = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
+      });
+      return (await Promise.race([this.bus.request(pattern, request), expired])) as RpcReply<RpcResponse<P>>;
+    } catch (error) {
+      throw new ServiceUnavailableError(this.service, error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,123 @@
+import 'reflect-metadata';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+
+/** An integer environment variable within [min, max] (env values arrive as strings). */
+export function IntSetting(min: number, max: number): PropertyDecorator {
+  return (target, property) => {
+    for (const decorate of [Type(() => Number), IsInt(), Min(min), Max(max)]) decorate(target, property);
+  };
+}
+
+/** Environment every process reads. Each app validates it at boot (see `.env.example`). */
+export class BaseEnv {
+  @IsOptional()
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'DATABASE_URL must be a postgres:// URL' })
+  DATABASE_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^amqps?:\/\//, { message: 'RABBITMQ_URL must be an amqp:// or amqps:// URL' })
+  RABBITMQ_URL?: string;
+
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  LOG_LEVEL: string = 'info';
+
+  /** How long the gateway waits for a service before answering 503. */
+  @IntSetting(100, 60000)
+  RPC_TIMEOUT_MS: number = 4000;
+
+  /** Database connections per process. */
+  @IntSetting(1, 100)
+  DATABASE_POOL_SIZE: number = 10;
+}
+
+/** A process of the distributed topology: both URLs are required. */
+export class ServiceEnv extends BaseEnv {
+  @IsString({ message: 'DATABASE_URL is required' })
+  declare DATABASE_URL: string;
+
+  @IsString({ message: 'RABBITMQ_URL is required' })
+  declare RABBITMQ_URL: string;
+
+  /** Port of the /health/live and /health/ready endpoints (0 = any free port). */
+  @IntSetting(0, 65535)
+  HEALTH_PORT: number = 0;
+}
+
+export class GatewayEnv extends ServiceEnv {
+  @IntSetting(0, 65535)
+  PORT: number = 3000;
+
+  @IsOptional()
+  @IsString()
+  HOST: string = '0.0.0.0';
+}
+
+/** The quick start: every service in one process; without URLs it embeds what it needs. */
+export class StandaloneEnv extends BaseEnv {
+  @IntSetting(0, 65535)
+  PORT: number = 3000;
+
+  @IsOptional()
+  @IsString()
+  HOST: string = '127.0.0.1';
+
+  @IntSetting(1, 65535)
+  EMBEDDED_DATABASE_PORT: number = 54329;
+
+  /** Load the demo data set on first start (set to false for an empty instance). */
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  LOAD_DEMO_DATA: string = 'true';
+}
+
+/**
+ * API keys, burst limit and monthly metering at the gateway (read by the gateway module, so the
+ * gateway app and the standalone quick start both validate it at boot). Numbers and behaviour:
+ * docs/api/accounts.md.
+ */
+export class ApiAccessEnv {
+  /** Redis shared by every gateway replica for the burst limit. Unset: per-process buckets (quick start). */
+  @IsOptional()
+  @IsString()
+  @Matches(/^rediss?:\/\//, { message: 'REDIS_URL must be a redis:// or rediss:// URL' })
+  REDIS_URL?: string;
+
+  /** Prefix of every Redis key the gateway writes. */
+  @IsString()
+  @Matches(/^[A-Za-z0-9:_.-]{1,64}$/, { message: 'REDIS_KEY_PREFIX: 1-64 characters of A-Z a-z 0-9 : _ . -' })
+  REDIS_KEY_PREFIX: string = 'cars:';
+
+  /** Tokens added to each API key's bucket per second (sustained request rate). */
+  @Type(() => Number)
+  @IsNumber()
+  @Min(0.01)
+  @Max(100000)
+  BURST_RATE_PER_SECOND: number = 10;
+
+  /** Bucket size: how many requests a key may send at once after being idle. */
+  @IntSetting(1, 100000)
+  BURST_CAPACITY: number = 20;
+
+  /** How long a gateway trusts what it read about a key; a revoked key stops within this time. */
+  @IntSetting(0, 30000)
+  API_KEY_CACHE_TTL_MS: number = 10000;
+
+  /** Redis command timeout before the burst limit falls back to the per-process bucket. */
+  @IntSetting(5, 5000)
+  REDIS_TIMEOUT_MS: number = 100;
+
+  /** Connections of the gateway's ledger pool (reservations and commits, asynchronous commit). */
+  @IntSetting(1, 100)
+  METERING_POOL_SIZE: number = 8;
+
+  /**
+   * `false` turns authentication, burst limits and metering off: every route is open and free.
+   * For benchmarks only; the gateway logs a loud warning.
+   */
+  @IsIn(['true', 'false'])
+  METERING_ENABLED: 'true' | 'false' = 'true';
+}

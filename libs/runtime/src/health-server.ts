@@ -1,0 +1,41 @@
+import { createServer, Server } from 'node:http';
+
+export type ReadinessCheck = () => Promise<Record<string, 'up' | 'down'>>;
+
+/**
+ * Liveness and readiness over plain HTTP for apps that serve no HTTP of their own (the
+ * services behind the broker): `GET /health/live` and `GET /health/ready` for Kubernetes probes.
+ */
+export class HealthServer {
+  private server?: Server;
+
+  constructor(private readonly check: ReadinessCheck) {}
+
+  async listen(port: number, host = '0.0.0.0'): Promise<number> {
+    this.server = createServer((req, res) => {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (req.url === '/health/live') return send(200, { status: 'ok' });
+      if (req.url === '/health/ready') {
+        this.check().then(
+          (checks) => {
+            const ready = Object.values(checks).every((state) => state === 'up');
+            send(ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable', checks });
+          },
+          () => send(503, { status: 'unavailable' }),
+        );
+        return undefined;
+      }
+      return send(404, { error: 'Not Found', message: 'Unknown health route' });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(port, host, resolve));
+    const address = this.server.address();
+    return typeof address === 'object' && address ? address.port : port;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}

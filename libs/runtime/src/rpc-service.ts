@@ -1,0 +1,62 @@
+import { Logger, Module, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MicroserviceOptions } from '@nestjs/microservices';
+import { DatabaseModule } from '@cars/persistence';
+import { rpcServerOptions } from '@cars/messaging';
+import { DataSource } from 'typeorm';
+import { loadEnv } from './env';
+import { ServiceEnv } from './config';
+import { HealthServer } from './health-server';
+import { createLogger, PinoNestLogger } from './logger';
+import { onShutdownSignal } from './process-utils';
+
+export interface RpcServiceDefinition {
+  /** Name in logs. */
+  name: string;
+  /** The RPC queue the service consumes. */
+  queue: string;
+  /** The service lib's root module. */
+  module: Type<unknown>;
+}
+
+/**
+ * Boots one service of the distributed topology: its module behind an RPC queue on RabbitMQ,
+ * a database pool, and /health endpoints on HEALTH_PORT. Stops cleanly on SIGTERM/SIGINT.
+ */
+export async function runRpcService(definition: RpcServiceDefinition): Promise<void> {
+  const env = loadEnv(ServiceEnv);
+  const logger = new PinoNestLogger(createLogger(definition.name, env.LOG_LEVEL));
+
+  @Module({
+    imports: [
+      DatabaseModule.forRoot({ url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE, applicationName: definition.name }),
+      definition.module,
+    ],
+  })
+  class RootModule {}
+
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(
+    RootModule,
+    { ...rpcServerOptions(env.RABBITMQ_URL, definition.queue), logger },
+  );
+  app.enableShutdownHooks();
+  let brokerUp = false;
+  app.status.subscribe((status) => {
+    brokerUp = status === 'connected';
+  });
+  const db = app.get(DataSource);
+  const health = new HealthServer(async () => ({
+    database: await db.query('SELECT 1').then(() => 'up' as const, () => 'down' as const),
+    broker: brokerUp ? 'up' : 'down',
+  }));
+  const port = await health.listen(env.HEALTH_PORT);
+  await app.listen();
+  new Logger(definition.name).log(`${definition.name} consuming ${definition.queue}; health on :${port}`);
+
+  const stop = async () => {
+    await app.close();
+    await health.close();
+    process.exit(0);
+  };
+  onShutdownSignal(stop);
+}
