@@ -1,0 +1,139 @@
+import { generateApiKey } from '../keys/api-key';
+import { ApiKeyRecord, apiKeysRepository } from '../keys/api-keys.repository';
+import { Db, inTransaction, isUniqueViolation, isUuid } from '../db';
+import { AccountsConflictError, AccountsInputError, AccountsNotFoundError } from '../errors';
+import { getUsage, setUsedUnits, Usage } from '../ledger/usage-ledger';
+import { billingPeriod } from '../ledger/billing-period';
+import { effectivePlan, isPlanId, PLAN_IDS, PlanId, PLANS } from '../plans/plans';
+import { AccountRecord, accountsRepository } from './accounts.repository';
+import { applyPlanChangeRules } from './plan-change.rules';
+
+/** Operator-level account management (admin CLI, demo accounts, later the console). */
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function parsePlan(value: unknown): PlanId {
+  if (!isPlanId(value)) throw new AccountsInputError(`plan must be one of ${PLAN_IDS.join(', ')} (got "${String(value)}")`);
+  return value;
+}
+
+function assertAccountId(accountId: string): void {
+  if (!isUuid(accountId)) throw new AccountsInputError(`account id must be a UUID (got "${accountId}")`);
+}
+
+async function requireAccount(db: Db, accountId: string, lock = false): Promise<AccountRecord> {
+  assertAccountId(accountId);
+  const account = await accountsRepository.find(db, accountId, { lock });
+  if (!account) throw new AccountsNotFoundError(`no account with id ${accountId}`);
+  return account;
+}
+
+export interface CreatedApiKey {
+  keyId: string;
+  accountId: string;
+  prefix: string;
+  /** Shown once: only its hash is stored. */
+  apiKey: string;
+}
+
+export async function createAccount(
+  db: Db,
+  input: { email: string; plan: PlanId; emailVerified?: boolean; planExpiresAt?: Date | null },
+): Promise<{ account: AccountRecord; key: CreatedApiKey }> {
+  const email = input.email.trim();
+  if (!EMAIL.test(email)) throw new AccountsInputError(`"${input.email}" is not an email address`);
+  const plan = parsePlan(input.plan);
+  return inTransaction(db, async (tx) => {
+    const account = await accountsRepository.insert(tx, {
+      email,
+      plan,
+      emailVerified: input.emailVerified ?? false,
+      planExpiresAt: input.planExpiresAt ?? null,
+    });
+    if (!account) throw new AccountsConflictError(`an account with email ${email} already exists`);
+    const key = await insertNewKey(tx, account.id);
+    return { account, key };
+  });
+}
+
+async function insertNewKey(db: Db, accountId: string): Promise<CreatedApiKey> {
+  // A prefix collision (62^7 space) is practically impossible; retry anyway rather than fail.
+  for (let attempt = 0; ; attempt += 1) {
+    const key = generateApiKey();
+    try {
+      const record = await inTransaction(db, (tx) => apiKeysRepository.insert(tx, accountId, key));
+      return { keyId: record!.id, accountId, prefix: key.prefix, apiKey: key.apiKey };
+    } catch (error) {
+      if (attempt < 3 && isUniqueViolation(error)) continue;
+      throw error;
+    }
+  }
+}
+
+export async function createApiKey(db: Db, accountId: string): Promise<CreatedApiKey> {
+  await requireAccount(db, accountId);
+  return insertNewKey(db, accountId);
+}
+
+/**
+ * Revokes a key by its prefix. Gateways stop accepting it within their key cache TTL
+ * (API_KEY_CACHE_TTL_MS, at most 30 s).
+ */
+export async function revokeApiKey(db: Db, prefix: string): Promise<ApiKeyRecord> {
+  const record = await apiKeysRepository.revokeByPrefix(db, prefix.trim());
+  if (!record) throw new AccountsNotFoundError(`no API key with prefix ${prefix}`);
+  return record;
+}
+
+/** Changes the plan (and its expiry) and runs the plan-change rules in the same transaction. */
+export async function setPlan(
+  db: Db,
+  input: { accountId: string; plan: PlanId; planExpiresAt?: Date | null },
+): Promise<AccountRecord> {
+  const plan = parsePlan(input.plan);
+  const planExpiresAt = input.planExpiresAt ?? null;
+  if (plan === 'free' && planExpiresAt !== null) throw new AccountsInputError('the free plan does not expire');
+  return inTransaction(db, async (tx) => {
+    const before = await requireAccount(tx, input.accountId, true);
+    const after = (await accountsRepository.updatePlan(tx, input.accountId, plan, planExpiresAt))!;
+    await applyPlanChangeRules(tx, {
+      accountId: input.accountId,
+      from: { plan: before.plan, planExpiresAt: before.planExpiresAt },
+      to: { plan: after.plan, planExpiresAt: after.planExpiresAt },
+    });
+    return after;
+  });
+}
+
+export async function verifyEmail(db: Db, accountId: string): Promise<AccountRecord> {
+  assertAccountId(accountId);
+  const account = await accountsRepository.markEmailVerified(db, accountId);
+  if (!account) throw new AccountsNotFoundError(`no account with id ${accountId}`);
+  return account;
+}
+
+export async function setUsage(db: Db, accountId: string, used: number): Promise<Usage> {
+  if (!Number.isInteger(used) || used < 0 || used > 2_000_000_000) {
+    throw new AccountsInputError(`used must be a non-negative integer (got "${used}")`);
+  }
+  await requireAccount(db, accountId);
+  return setUsedUnits(db, accountId, used);
+}
+
+export interface AccountSummary {
+  account: AccountRecord;
+  /** The plan in force now (Free once plan_expires_at has passed). */
+  effectivePlan: PlanId;
+  usage: Usage & { limit: number; periodEnd: Date };
+}
+
+export async function describeAccount(db: Db, accountId: string, now: Date = new Date()): Promise<AccountSummary> {
+  const account = await requireAccount(db, accountId);
+  const plan = effectivePlan(account, now);
+  const usage = await getUsage(db, accountId, now);
+  return {
+    account,
+    effectivePlan: plan.id,
+    usage: { ...usage, limit: PLANS[plan.id].monthlyLimit, periodEnd: billingPeriod(now).end },
+  };
+}

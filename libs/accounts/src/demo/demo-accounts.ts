@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { accountsRepository } from '../accounts/accounts.repository';
+import { firstRow, inTransaction } from '../db';
+import { deriveApiKey } from '../keys/api-key';
+import { apiKeysRepository } from '../keys/api-keys.repository';
+import { PLAN_IDS, PlanId, PLANS } from '../plans/plans';
+
+export interface DemoAccount {
+  /** The plan the demo account is on now (an operator may have changed it). */
+  plan: PlanId;
+  planName: string;
+  monthlyLimit: number;
+  accountId: string;
+  email: string;
+  apiKey: string;
+}
+
+/** Demo accounts use the reserved `.invalid` TLD: no customer can hold these addresses. */
+export const DEMO_EMAIL_DOMAIN = 'demo.invalid';
+const SECRET_NAME = 'demo_api_keys';
+const LOCK_ID = 727002;
+/** How many revoked generations of a demo key are skipped before giving up. */
+const MAX_GENERATIONS = 100;
+
+/**
+ * One account per plan for the quick start, created on first call; every call returns the same
+ * API keys so `npm start` can print them on every start.
+ *
+ * Keys stay printable without storing them: a random 32-byte secret is stored once in
+ * `instance_state`, and each demo key is HMAC-SHA256(secret, "demo:<plan>:<generation>"),
+ * of which the database holds only the SHA-256 hash like any other key. Whoever can read the
+ * database can recompute the demo keys — acceptable for demo accounts, whose keys are printed
+ * to the console anyway; customer keys are random and never derivable. If an operator revokes a
+ * demo key, the next call moves to the next generation, so a fresh demo key appears.
+ *
+ * Idempotent and safe when several processes start at once (transaction-scoped advisory lock).
+ */
+export async function ensureDemoAccounts(dataSource: DataSource): Promise<DemoAccount[]> {
+  return inTransaction(dataSource, async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(${LOCK_ID})`);
+    await tx.query(`INSERT INTO instance_state (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [
+      SECRET_NAME,
+      randomBytes(32).toString('base64'),
+    ]);
+    const stored = await firstRow<{ value: string }>(tx, `SELECT value FROM instance_state WHERE name = $1`, [SECRET_NAME]);
+    const secret = Buffer.from(stored!.value, 'base64');
+
+    const demo: DemoAccount[] = [];
+    for (const planId of PLAN_IDS) {
+      const account = await accountsRepository.ensure(tx, {
+        email: `${planId}@${DEMO_EMAIL_DOMAIN}`,
+        plan: planId,
+        emailVerified: true,
+      });
+      let apiKey: string | undefined;
+      for (let generation = 0; generation < MAX_GENERATIONS && !apiKey; generation += 1) {
+        const key = deriveApiKey(secret, `demo:${planId}:${generation}`);
+        const existing = await apiKeysRepository.findByHash(tx, key.keyHash);
+        if (!existing) {
+          await apiKeysRepository.insert(tx, account.id, key);
+          apiKey = key.apiKey;
+        } else if (existing.revokedAt === null && existing.accountId === account.id) {
+          apiKey = key.apiKey;
+        }
+      }
+      if (!apiKey) throw new Error(`every demo key generation of the ${planId} account is revoked`);
+      const plan = PLANS[account.plan];
+      demo.push({
+        plan: plan.id,
+        planName: plan.name,
+        monthlyLimit: plan.monthlyLimit,
+        accountId: account.id,
+        email: account.email,
+        apiKey,
+      });
+    }
+    return demo;
+  });
+}

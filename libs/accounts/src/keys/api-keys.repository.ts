@@ -1,0 +1,66 @@
+import { Db, firstRow } from '../db';
+import { PlanId } from '../plans/plans';
+import { NewApiKey } from './api-key';
+
+export interface ApiKeyRecord {
+  id: string;
+  accountId: string;
+  prefix: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** What authentication needs to know about the holder of a key. */
+export interface KeyHolderRecord {
+  keyId: string;
+  accountId: string;
+  plan: PlanId;
+  planExpiresAt: Date | null;
+  emailVerified: boolean;
+}
+
+const COLUMNS = `id, account_id AS "accountId", prefix, created_at AS "createdAt", revoked_at AS "revokedAt"`;
+
+/** SQL of the `api_keys` table. Only hashes are ever written. */
+export const apiKeysRepository = {
+  insert(db: Db, accountId: string, key: NewApiKey): Promise<ApiKeyRecord | null> {
+    return firstRow<ApiKeyRecord>(
+      db,
+      `INSERT INTO api_keys (account_id, prefix, key_hash) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
+      [accountId, key.prefix, key.keyHash],
+    );
+  },
+
+  findByHash(db: Db, keyHash: string): Promise<ApiKeyRecord | null> {
+    return firstRow<ApiKeyRecord>(db, `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
+  },
+
+  /** The holder of an unrevoked key (one indexed lookup: api_keys_key_hash_key). */
+  findActiveHolder(db: Db, keyHash: string): Promise<KeyHolderRecord | null> {
+    return firstRow<KeyHolderRecord>(
+      db,
+      `SELECT k.id AS "keyId", k.account_id AS "accountId", a.plan, a.plan_expires_at AS "planExpiresAt",
+              a.email_verified AS "emailVerified"
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id
+        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+      [keyHash],
+    );
+  },
+
+  /** Revokes by prefix; a key already revoked keeps its first revocation time. */
+  revokeByPrefix(db: Db, prefix: string): Promise<ApiKeyRecord | null> {
+    return firstRow<ApiKeyRecord>(
+      db,
+      `WITH u AS (
+         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE prefix = $1 RETURNING *
+       ) SELECT ${COLUMNS} FROM u`,
+      [prefix],
+    );
+  },
+
+  async touchLastUsed(db: Db, keyId: string): Promise<void> {
+    await db.query(`WITH u AS (UPDATE api_keys SET last_used_at = now() WHERE id = $1 RETURNING 1) SELECT 1 FROM u`, [
+      keyId,
+    ]);
+  },
+};

@@ -1,0 +1,146 @@
+import { firstRow, SqlRunner } from '../db';
+import { BillingPeriod, billingPeriod } from './billing-period';
+
+/**
+ * The monthly allowance: one `usage_ledger` row per account and billing period, shared by API
+ * requests and (later) webhook deliveries. Work in flight holds a reservation:
+ *
+ *   reserveUsage  → used + reserved + units ≤ limit, else rejected        (reserved += units)
+ *   commitUsage   → the work counted                                      (used += units, reserved -= units)
+ *   releaseUsage  → the work must not count                               (reserved -= units)
+ *
+ * Each step is atomic under any concurrency: a reservation is one conditional UPDATE
+ * (`… WHERE used + reserved + units <= limit RETURNING`); only when that finds no row (first use
+ * in the period, or no room) does it run a conditional upsert (INSERT … ON CONFLICT DO UPDATE …
+ * WHERE), which creates the row or locks the latest row version and re-checks the limit.
+ *
+ * Every function takes a DataSource, the EntityManager of the caller's transaction (the delivery
+ * worker can reserve in the transaction that claims a delivery, and record on the delivery that
+ * it holds a reservation: a crash then leaves evidence to release from), or a ledger pool
+ * (`createLedgerPool`: asynchronous commit, what the gateway uses on the request path).
+ */
+
+export interface Reservation {
+  accountId: string;
+  /** The period the units were reserved in: commit and release go to the same row. */
+  period: string;
+  units: number;
+}
+
+export type ReserveResult =
+  | {
+      ok: true;
+      reservation: Reservation;
+      limit: number;
+      /** used + reserved after this reservation. */
+      consumed: number;
+      /** limit − consumed, never negative. */
+      remaining: number;
+      periodEnd: Date;
+    }
+  | { ok: false; limit: number; remaining: 0; periodEnd: Date };
+
+export interface Usage {
+  accountId: string;
+  period: string;
+  used: number;
+  reserved: number;
+}
+
+export interface ReserveOptions {
+  accountId: string;
+  /** The monthly limit of the account's effective plan. */
+  limit: number;
+  units?: number;
+  now?: Date;
+}
+
+export async function reserveUsage(db: SqlRunner, options: ReserveOptions): Promise<ReserveResult> {
+  const units = options.units ?? 1;
+  const period: BillingPeriod = billingPeriod(options.now);
+  const params = [options.accountId, period.key, units, options.limit];
+  // The common case: the period's row exists and has room.
+  let row = await firstRow<{ used: number; reserved: number }>(
+    db,
+    `WITH u AS (
+       UPDATE usage_ledger SET reserved = reserved + $3::int, updated_at = now()
+        WHERE account_id = $1 AND period = $2::date AND used + reserved + $3::int <= $4::int
+       RETURNING used, reserved
+     ) SELECT used, reserved FROM u`,
+    params,
+  );
+  // No row yet this period, or no room: the upsert creates the row if it is missing and otherwise
+  // re-checks the limit on the latest row version (a concurrent request may have created it).
+  row ??= await firstRow<{ used: number; reserved: number }>(
+    db,
+    `INSERT INTO usage_ledger AS l (account_id, period, used, reserved)
+     SELECT $1, $2::date, 0, $3::int WHERE $3::int <= $4::int
+     ON CONFLICT (account_id, period) DO UPDATE
+        SET reserved = l.reserved + EXCLUDED.reserved, updated_at = now()
+      WHERE l.used + l.reserved + EXCLUDED.reserved <= $4::int
+     RETURNING l.used, l.reserved`,
+    params,
+  );
+  if (!row) return { ok: false, limit: options.limit, remaining: 0, periodEnd: period.end };
+  const consumed = row.used + row.reserved;
+  return {
+    ok: true,
+    reservation: { accountId: options.accountId, period: period.key, units },
+    limit: options.limit,
+    consumed,
+    remaining: Math.max(0, options.limit - consumed),
+    periodEnd: period.end,
+  };
+}
+
+/** The reserved units counted. False when there was no such reservation to commit (a bug upstream). */
+export async function commitUsage(db: SqlRunner, reservation: Reservation): Promise<boolean> {
+  const row = await firstRow<{ used: number }>(
+    db,
+    `WITH u AS (
+       UPDATE usage_ledger SET used = used + $3, reserved = reserved - $3, updated_at = now()
+        WHERE account_id = $1 AND period = $2::date AND reserved >= $3
+       RETURNING used
+     ) SELECT used FROM u`,
+    [reservation.accountId, reservation.period, reservation.units],
+  );
+  return row !== null;
+}
+
+/** The reserved units are given back. False when there was no such reservation to release. */
+export async function releaseUsage(db: SqlRunner, reservation: Reservation): Promise<boolean> {
+  const row = await firstRow<{ reserved: number }>(
+    db,
+    `WITH u AS (
+       UPDATE usage_ledger SET reserved = reserved - $3, updated_at = now()
+        WHERE account_id = $1 AND period = $2::date AND reserved >= $3
+       RETURNING reserved
+     ) SELECT reserved FROM u`,
+    [reservation.accountId, reservation.period, reservation.units],
+  );
+  return row !== null;
+}
+
+/** Usage of the period containing `now` (zeros when nothing was used yet). */
+export async function getUsage(db: SqlRunner, accountId: string, now: Date = new Date()): Promise<Usage> {
+  const period = billingPeriod(now).key;
+  const row = await firstRow<{ used: number; reserved: number }>(
+    db,
+    `SELECT used, reserved FROM usage_ledger WHERE account_id = $1 AND period = $2::date`,
+    [accountId, period],
+  );
+  return { accountId, period, used: row?.used ?? 0, reserved: row?.reserved ?? 0 };
+}
+
+/** Sets the units used in the current period (operators and tests); reservations are left alone. */
+export async function setUsedUnits(db: SqlRunner, accountId: string, used: number, now: Date = new Date()): Promise<Usage> {
+  const period = billingPeriod(now).key;
+  const row = await firstRow<{ used: number; reserved: number }>(
+    db,
+    `INSERT INTO usage_ledger AS l (account_id, period, used, reserved) VALUES ($1, $2::date, $3, 0)
+     ON CONFLICT (account_id, period) DO UPDATE SET used = EXCLUDED.used, updated_at = now()
+     RETURNING l.used, l.reserved`,
+    [accountId, period, used],
+  );
+  return { accountId, period, used: row!.used, reserved: row!.reserved };
+}

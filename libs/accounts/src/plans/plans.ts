@@ -1,0 +1,43 @@
+import { PlanId } from '@cars/persistence';
+
+export type { PlanId };
+
+export interface Plan {
+  id: PlanId;
+  /** As customers see it: "Free", "1K", "10K", "100K". */
+  name: string;
+  /** Units per billing period (calendar month, UTC), shared by API requests and successful deliveries. */
+  monthlyLimit: number;
+  /** `/stats` and webhooks need a paid plan. */
+  paid: boolean;
+  /** Webhook endpoints the plan allows; null = unlimited. */
+  webhookEndpoints: number | null;
+}
+
+/** SPEC.md Limits, plus the free plan of DESIGN.md §5. */
+export const PLANS: Readonly<Record<PlanId, Plan>> = {
+  free: { id: 'free', name: 'Free', monthlyLimit: 100, paid: false, webhookEndpoints: 0 },
+  '1k': { id: '1k', name: '1K', monthlyLimit: 1_000, paid: true, webhookEndpoints: 1 },
+  '10k': { id: '10k', name: '10K', monthlyLimit: 10_000, paid: true, webhookEndpoints: 10 },
+  '100k': { id: '100k', name: '100K', monthlyLimit: 100_000, paid: true, webhookEndpoints: null },
+};
+
+export const PLAN_IDS = Object.keys(PLANS) as PlanId[];
+
+export function isPlanId(value: unknown): value is PlanId {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(PLANS, value);
+}
+
+/**
+ * The plan an account is on right now: its plan until `planExpiresAt` passes, then Free.
+ * A plan without an expiry never lapses.
+ */
+export function effectivePlan(account: { plan: PlanId; planExpiresAt: Date | null }, now: Date = new Date()): Plan {
+  if (account.planExpiresAt !== null && account.planExpiresAt.getTime() <= now.getTime()) return PLANS.free;
+  return PLANS[account.plan];
+}
+
+/** "1,000" — how limits appear in messages. */
+export function formatLimit(limit: number): string {
+  return limit.toLocaleString('en-US');
+}

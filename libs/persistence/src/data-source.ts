@@ -1,0 +1,76 @@
+import { DataSource, DataSourceOptions } from 'typeorm';
+import {
+  AccountEntity,
+  ApiKeyEntity,
+  AuctionEntity,
+  BidEntity,
+  BidIdentityEntity,
+  EventEntity,
+  MakeAliasEntity,
+  MakeEntity,
+  ModelAliasEntity,
+  ModelEntity,
+  SourceEntity,
+  UsageLedgerEntity,
+} from './entities';
+import { MIGRATIONS } from './migrations';
+import { SnakeNamingStrategy } from './naming-strategy';
+
+export const ENTITIES = [
+  SourceEntity,
+  MakeEntity,
+  MakeAliasEntity,
+  ModelEntity,
+  ModelAliasEntity,
+  AuctionEntity,
+  BidEntity,
+  BidIdentityEntity,
+  EventEntity,
+  AccountEntity,
+  ApiKeyEntity,
+  UsageLedgerEntity,
+];
+
+export interface DataSourceConfig {
+  url: string;
+  /** Pool size per process. */
+  poolSize?: number;
+  applicationName?: string;
+}
+
+export function dataSourceOptions(config: DataSourceConfig): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: config.url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'schema_migrations',
+    namingStrategy: new SnakeNamingStrategy(),
+    synchronize: false,
+    logging: ['error'],
+    extra: {
+      max: config.poolSize ?? 10,
+      application_name: config.applicationName ?? 'cars',
+      connectionTimeoutMillis: 5000,
+    },
+  };
+}
+
+export function createDataSource(config: DataSourceConfig): DataSource {
+  return new DataSource(dataSourceOptions(config));
+}
+
+/**
+ * Applies pending migrations under an advisory lock, so concurrent starters do not race.
+ * Holds one connection for the lock: the DataSource needs a pool of at least two.
+ */
+export async function runMigrations(dataSource: DataSource): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  try {
+    await runner.query('SELECT pg_advisory_lock(727001)');
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock(727001)').catch(() => undefined);
+    await runner.release();
+  }
+}

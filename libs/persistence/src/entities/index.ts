@@ -1,0 +1,3 @@
+export * from './reference.entities';
+export * from './auction.entities';
+export * from './account.entities';

@@ -1,0 +1,14 @@
+import { InitialSchema1763700000000 } from './1763700000000-InitialSchema';
+import { ChangeDetection1763800000000 } from './1763800000000-ChangeDetection';
+import { QueryIndexes1763900000000 } from './1763900000000-QueryIndexes';
+import { Accounts1764000000000 } from './1764000000000-Accounts';
+import { StatsRollups1764100000000 } from './1764100000000-StatsRollups';
+
+/** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
+export const MIGRATIONS = [
+  InitialSchema1763700000000,
+  ChangeDetection1763800000000,
+  QueryIndexes1763900000000,
+  Accounts1764000000000,
+  StatsRollups1764100000000,
+];

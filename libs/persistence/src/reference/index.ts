@@ -1,0 +1,5 @@
+export * from './sources';
+export * from './fx';
+export * from './catalog';
+export * from './colors';
+export { BODY_CODES } from './catalog-types';

@@ -1,0 +1,3 @@
+export * from './test-infra';
+export * from './database';
+export * from './factories/auctions.factory';
