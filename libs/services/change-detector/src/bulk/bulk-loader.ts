@@ -1,0 +1,295 @@
+import { Observation, ObservationAuction } from '@cars/contracts';
+import { PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DataSource } from 'typeorm';
+import { pgPool, sqlState } from '../database/pg';
+import { ReferenceCache } from '../normalization/reference-cache';
+import { AUCTION_COLUMN_TYPES, AUCTION_COLUMNS, AuctionRow, BidRow, buildAuctionRow, buildBidRow } from '../observations/auction-row';
+import { PendingReasons } from '../observations/observation.processor';
+import { copyLine } from './copy-text';
+
+export interface BulkLoadOptions {
+  /** Observations per COPY round (one transaction each). */
+  chunkSize?: number;
+  /** Called after each chunk with the number of observations read so far. */
+  onProgress?: (observations: number) => void;
+  /** first_seen_at of the bid identities registered. Default: now. */
+  now?: Date;
+  /**
+   * Chunks merged at once, each on its own connection. Default 1: row building of the next chunk
+   * already overlaps the merge, and concurrent merges contend on rollup triggers.
+   */
+  concurrency?: number;
+}
+
+export interface BulkLoadResult {
+  observations: number;
+  /** Auction rows written (inserted, or updated by a newer observation). */
+  auctions: number;
+  /** Bid rows inserted (each with its identity registered). */
+  bids: number;
+  /** Bids-only observations whose auction is not stored: parked in pending_observations. */
+  pending: number;
+  /** Observations that could not be turned into rows (impossible times…), with why. */
+  rejected: { source: string; source_auction_id: string; reason: string }[];
+  /** Unknown sources are parked too. */
+  unknownSource: number;
+  ms: number;
+}
+
+const BID_STAGE_COLUMNS = [
+  'source',
+  'source_auction_id',
+  'source_bid_id',
+  'bidder_name',
+  'amount',
+  'currency',
+  'bid_at',
+  'bid_at_local',
+] as const;
+
+type StagedBid = BidRow & { source_auction_id: string };
+
+/**
+ * Loads an initial data set fast, without events: the same normalization and row building as
+ * the pipeline, rows streamed with COPY into staging tables, then merged with multi-row
+ * statements (auction upserts keep the newest observation; bids are inserted once per identity
+ * and their identities registered, so a later observation of the same bid never fires
+ * `bid.created`). Idempotent: loading the same file twice changes nothing.
+ */
+export async function bulkLoadObservations(
+  dataSource: DataSource,
+  observations: Iterable<Observation> | AsyncIterable<Observation>,
+  options: BulkLoadOptions = {},
+): Promise<BulkLoadResult> {
+  const started = Date.now();
+  const chunkSize = options.chunkSize ?? 10000;
+  const concurrency = Math.max(1, options.concurrency ?? 1);
+  const now = options.now ?? new Date();
+  const pool = pgPool(dataSource);
+  const clients: PoolClient[] = [];
+  const result: BulkLoadResult = { observations: 0, auctions: 0, bids: 0, pending: 0, rejected: [], unknownSource: 0, ms: 0 };
+  try {
+    for (let i = 0; i < concurrency; i += 1) {
+      const client = await pool.connect();
+      clients.push(client);
+      // Session settings for a load: each chunk is re-runnable (idempotent), so a crash losing the
+      // last commits costs nothing.
+      await client.query(`SET synchronous_commit = off`);
+      await client.query(`
+        CREATE TEMP TABLE IF NOT EXISTS bulk_auctions (${AUCTION_COLUMNS.map((c) => `${c} ${AUCTION_COLUMN_TYPES[c]}`).join(', ')});
+        CREATE TEMP TABLE IF NOT EXISTS bulk_bids (
+          source text, source_auction_id text, source_bid_id text, bidder_name text, amount bigint,
+          currency char(3), bid_at timestamptz, bid_at_local timestamp);
+        TRUNCATE bulk_auctions, bulk_bids`);
+    }
+    const [main] = clients;
+    const reference = await new ReferenceCache().get(main);
+    const idle = [...clients];
+    const inFlight = new Set<Promise<void>>();
+    let failure: unknown;
+
+    const bidsOnly: Observation[] = [];
+    const parked: Observation[] = [];
+    let auctions = new Map<string, AuctionRow>();
+    let bids: StagedBid[] = [];
+    let read = 0;
+
+    const flush = async () => {
+      if (auctions.size === 0 && bids.length === 0) return;
+      while (idle.length === 0) await Promise.race(inFlight);
+      if (failure) throw failure;
+      const client = idle.pop()!;
+      const chunk = { auctions: [...auctions.values()], bids, read };
+      auctions = new Map();
+      bids = [];
+      const job: Promise<void> = mergeWithRetry(client, chunk.auctions, chunk.bids, now)
+        .then((merged) => {
+          result.auctions += merged.auctions;
+          result.bids += merged.bids;
+          options.onProgress?.(chunk.read);
+        })
+        .catch((error: unknown) => {
+          failure ??= error;
+        })
+        .finally(() => {
+          idle.push(client);
+          inFlight.delete(job);
+        });
+      inFlight.add(job);
+    };
+
+    for await (const observation of observations) {
+      read += 1;
+      const source = reference.sources.get(observation.source);
+      if (!source) {
+        parked.push(observation);
+        result.unknownSource += 1;
+        continue;
+      }
+      try {
+        const key = `${observation.source}\u0000${observation.source_auction_id}`;
+        const rowBids = (observation.bids ?? []).map((bid) => ({
+          ...buildBidRow(bid, source),
+          source_auction_id: observation.source_auction_id,
+        }));
+        if (observation.auction) {
+          const names = reference.normalizer.normalize(observation.auction.make, observation.auction.model);
+          const row = buildAuctionRow(observation as Observation & { auction: ObservationAuction }, source, names);
+          const previous = auctions.get(key);
+          if (!previous || row.observed_at >= previous.observed_at) auctions.set(key, row);
+        } else {
+          bidsOnly.push(observation);
+        }
+        bids.push(...rowBids);
+      } catch (error) {
+        result.rejected.push({
+          source: observation.source,
+          source_auction_id: observation.source_auction_id,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+      }
+      if (auctions.size >= chunkSize || bids.length >= chunkSize * 20) await flush();
+    }
+    await flush();
+    await Promise.all(inFlight);
+    if (failure) throw failure;
+    result.observations = read;
+
+    // Bids-only observations whose auction never came: pending, like the pipeline does.
+    if (bidsOnly.length > 0) {
+      const { rows } = await main.query<{ source: string; source_auction_id: string }>(
+        `SELECT source, source_auction_id FROM auctions a
+         JOIN unnest($1::text[], $2::text[]) AS k(s, i) ON a.source = k.s AND a.source_auction_id = k.i`,
+        [bidsOnly.map((o) => o.source), bidsOnly.map((o) => o.source_auction_id)],
+      );
+      const stored = new Set(rows.map((r) => `${r.source}\u0000${r.source_auction_id}`));
+      const orphans = bidsOnly.filter((o) => !stored.has(`${o.source}\u0000${o.source_auction_id}`));
+      // Their parent may have come in a later chunk than they did: load their bids now.
+      const late: StagedBid[] = bidsOnly
+        .filter((o) => stored.has(`${o.source}\u0000${o.source_auction_id}`))
+        .flatMap((o) => (o.bids ?? []).map((bid) => ({ ...buildBidRow(bid, reference.sources.get(o.source)!), source_auction_id: o.source_auction_id })));
+      if (late.length > 0) result.bids += (await mergeWithRetry(main, [], late, now)).bids;
+      await park(main, orphans, PendingReasons.ParentMissing);
+      result.pending = orphans.length;
+    }
+    await park(main, parked, PendingReasons.UnknownSource);
+    result.ms = Date.now() - started;
+    return result;
+  } finally {
+    for (const client of clients) {
+      await client.query(`DROP TABLE IF EXISTS bulk_auctions, bulk_bids; RESET synchronous_commit`).catch(() => undefined);
+      client.release();
+    }
+  }
+}
+
+/** Chunks are idempotent: one that deadlocks with a concurrent chunk is simply run again. */
+async function mergeWithRetry(
+  client: PoolClient,
+  auctions: AuctionRow[],
+  bids: StagedBid[],
+  now: Date,
+): Promise<{ auctions: number; bids: number }> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await mergeChunk(client, auctions, bids, now);
+    } catch (error) {
+      const code = sqlState(error);
+      if (attempt >= 5 || (code !== '40P01' && code !== '40001')) throw error;
+    }
+  }
+}
+
+async function park(client: PoolClient, observations: Observation[], reason: string): Promise<void> {
+  for (let i = 0; i < observations.length; i += 1000) {
+    const slice = observations.slice(i, i + 1000);
+    await client.query(
+      `INSERT INTO pending_observations (source, source_auction_id, reason, observation)
+       SELECT s, i, $3, o FROM unnest($1::text[], $2::text[], $4::jsonb[]) AS x(s, i, o)`,
+      [slice.map((o) => o.source), slice.map((o) => o.source_auction_id), reason, slice.map((o) => JSON.stringify(o))],
+    );
+  }
+}
+
+async function copyInto(client: PoolClient, table: string, columns: readonly string[], lines: Iterable<string>): Promise<void> {
+  const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
+  await pipeline(Readable.from(batched(lines)), stream);
+}
+
+function* batched(lines: Iterable<string>): Generator<string> {
+  let buffer = '';
+  for (const line of lines) {
+    buffer += line;
+    if (buffer.length > 1 << 20) {
+      yield buffer;
+      buffer = '';
+    }
+  }
+  if (buffer) yield buffer;
+}
+
+const UPDATABLE = AUCTION_COLUMNS.filter((c) => c !== 'source' && c !== 'source_auction_id');
+
+async function mergeChunk(
+  client: PoolClient,
+  auctions: AuctionRow[],
+  bids: StagedBid[],
+  now: Date,
+): Promise<{ auctions: number; bids: number }> {
+  await client.query('BEGIN');
+  try {
+    await client.query('TRUNCATE bulk_auctions, bulk_bids');
+    await copyInto(client, 'bulk_auctions', AUCTION_COLUMNS, (function* () {
+      for (const row of auctions) yield copyLine(AUCTION_COLUMNS.map((c) => row[c]));
+    })());
+    await copyInto(client, 'bulk_bids', BID_STAGE_COLUMNS, (function* () {
+      for (const bid of bids) yield copyLine(BID_STAGE_COLUMNS.map((c) => bid[c]));
+    })());
+    // unique_bidder_count comes with the insert (an UPDATE afterwards would rewrite every index
+    // entry of the fresh rows); bids arriving without their auction refresh it afterwards.
+    const written = await client.query(`
+      INSERT INTO auctions AS a (${AUCTION_COLUMNS.join(', ')}, unique_bidder_count)
+      SELECT ${AUCTION_COLUMNS.map((c) => `s.${c}`).join(', ')}, c.n
+      FROM bulk_auctions s
+      LEFT JOIN (SELECT source, source_auction_id, count(DISTINCT bidder_name)::int AS n FROM bulk_bids GROUP BY 1, 2) c
+        ON c.source = s.source AND c.source_auction_id = s.source_auction_id
+      ON CONFLICT (source, source_auction_id) DO UPDATE SET
+        ${UPDATABLE.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = now()
+      WHERE a.observed_at < EXCLUDED.observed_at`);
+    const inserted = await client.query(
+      `WITH staged AS (
+         SELECT DISTINCT ON (s.source, s.source_bid_id) a.id AS auction_id, s.*
+         FROM bulk_bids s JOIN auctions a ON a.source = s.source AND a.source_auction_id = s.source_auction_id
+         ORDER BY s.source, s.source_bid_id
+       ), new_bids AS (
+         INSERT INTO bids (auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local)
+         SELECT auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local FROM staged
+         ON CONFLICT (source, source_bid_id) DO NOTHING
+         RETURNING id, source, source_bid_id, auction_id
+       )
+       INSERT INTO bid_identities (source, source_bid_id, bid_id, auction_id, first_seen_at)
+       SELECT source, source_bid_id, id, auction_id, $1 FROM new_bids
+       ON CONFLICT (source, source_bid_id) DO NOTHING`,
+      [now.toISOString()],
+    );
+    if (auctions.length === 0 || (written.rowCount ?? 0) < auctions.length) {
+      await client.query(`
+        UPDATE auctions a SET unique_bidder_count = s.n
+        FROM (SELECT b.auction_id, count(DISTINCT b.bidder_name)::int AS n
+              FROM bids b
+              WHERE b.auction_id IN (SELECT a2.id FROM auctions a2
+                                     JOIN (SELECT DISTINCT source, source_auction_id FROM bulk_bids) k
+                                       ON a2.source = k.source AND a2.source_auction_id = k.source_auction_id)
+              GROUP BY b.auction_id) s
+        WHERE a.id = s.auction_id AND a.unique_bidder_count IS DISTINCT FROM s.n`);
+    }
+    await client.query('COMMIT');
+    return { auctions: written.rowCount ?? 0, bids: inserted.rowCount ?? 0 };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}

@@ -1,0 +1,196 @@
+import { Logger } from '@nestjs/common';
+import { Observation, ObservationHeaders, Queues } from '@cars/contracts';
+import { assertObservationTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
+import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
+import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { ObservationProcessor, parseObservation } from '../observations/observation.processor';
+
+export interface ObservationConsumerOptions {
+  url: string;
+  /** Observations per transaction. */
+  batchSize?: number;
+  /** How long a lone message waits for company before its batch starts. */
+  maxWaitMs?: number;
+  /** Batches in flight at once (each its own transaction). */
+  concurrency?: number;
+  /** Unacknowledged messages the broker may hand us. Default: batchSize × (concurrency + 1). */
+  prefetch?: number;
+}
+
+interface Delivery {
+  message: ConsumeMessage;
+  channel: ConfirmChannel;
+}
+
+const MAX_REASON_LENGTH = 2000;
+
+/**
+ * Consumes the durable `observations` queue: messages are grouped into batches, each batch is
+ * applied in one transaction by the ObservationProcessor, and acknowledged after the commit.
+ * A malformed observation (bad JSON, failed validation, refused by the database) is published to
+ * `observations.dead-letter` with the reason in `x-rejection-reason` and acknowledged: it never
+ * blocks the queue and never half-writes. When the database is unreachable the batch goes back
+ * to the queue after a pause.
+ */
+export class ObservationConsumer {
+  private readonly logger = new Logger(ObservationConsumer.name);
+  private readonly batchSize: number;
+  private readonly maxWaitMs: number;
+  private readonly concurrency: number;
+  private readonly prefetch: number;
+  private connection?: AmqpConnectionManager;
+  private consumeChannel?: ChannelWrapper;
+  private publishChannel?: ChannelWrapper;
+  private buffer: Delivery[] = [];
+  private timer?: NodeJS.Timeout;
+  private inFlight = 0;
+  private drained?: () => void;
+  private stopping = false;
+  private failures = 0;
+  /** Counters for health and benchmarks. */
+  readonly stats = { received: 0, acked: 0, deadLettered: 0, batches: 0 };
+
+  constructor(
+    private readonly processor: ObservationProcessor,
+    private readonly options: ObservationConsumerOptions,
+  ) {
+    this.batchSize = options.batchSize ?? 1000;
+    this.maxWaitMs = options.maxWaitMs ?? 5;
+    this.concurrency = options.concurrency ?? 2;
+    this.prefetch = options.prefetch ?? this.batchSize * (this.concurrency + 1);
+  }
+
+  async start(): Promise<void> {
+    this.stopping = false;
+    this.connection = amqp.connect([this.options.url], RMQ_SOCKET_OPTIONS);
+    this.publishChannel = this.connection.createChannel({
+      confirm: true,
+      publishTimeout: 30000,
+      setup: (channel: ConfirmChannel) => assertObservationTopology(channel),
+    });
+    this.consumeChannel = this.connection.createChannel({
+      confirm: true,
+      setup: async (channel: ConfirmChannel) => {
+        await assertObservationTopology(channel);
+        await channel.prefetch(this.prefetch);
+        await channel.consume(Queues.Observations, (message) => {
+          if (message) this.onDelivery({ message, channel });
+        });
+      },
+    });
+    await this.consumeChannel.waitForConnect();
+  }
+
+  isConnected(): boolean {
+    return this.connection?.isConnected() ?? false;
+  }
+
+  /** Stops consuming, finishes the batches in flight, closes the connection (unacked messages return). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.drained = resolve));
+    this.buffer = [];
+    await this.consumeChannel?.close().catch(() => undefined);
+    await this.publishChannel?.close().catch(() => undefined);
+    await this.connection?.close().catch(() => undefined);
+  }
+
+  private onDelivery(delivery: Delivery): void {
+    if (this.stopping) return;
+    this.stats.received += 1;
+    this.buffer.push(delivery);
+    if (this.buffer.length >= this.batchSize) this.dispatch();
+    else this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.dispatch();
+    }, this.maxWaitMs);
+  }
+
+  private dispatch(): void {
+    while (!this.stopping && this.inFlight < this.concurrency && this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.batchSize);
+      this.inFlight += 1;
+      void this.handle(batch).finally(() => {
+        this.inFlight -= 1;
+        if (this.inFlight === 0 && this.drained) this.drained();
+        if (this.buffer.length > 0) this.dispatch();
+      });
+    }
+  }
+
+  private async handle(batch: Delivery[]): Promise<void> {
+    const valid: Observation[] = [];
+    const validDeliveries: Delivery[] = [];
+    const rejected: { delivery: Delivery; reason: string }[] = [];
+    for (const delivery of batch) {
+      let json: unknown;
+      try {
+        json = JSON.parse(delivery.message.content.toString('utf8'));
+      } catch (error) {
+        rejected.push({ delivery, reason: `malformed JSON: ${error instanceof Error ? error.message : String(error)}` });
+        continue;
+      }
+      const parsed = parseObservation(json);
+      if (parsed.ok) {
+        valid.push(parsed.value);
+        validDeliveries.push(delivery);
+      } else {
+        rejected.push({ delivery, reason: parsed.reason });
+      }
+    }
+    try {
+      const result = await this.processor.processBatch(valid);
+      for (const r of result.rejected) rejected.push({ delivery: validDeliveries[r.index], reason: r.reason });
+      this.failures = 0;
+      this.stats.batches += 1;
+    } catch (error) {
+      // Nothing was written: the whole batch goes back to the queue after a pause.
+      this.failures += 1;
+      const delay = Math.min(10000, 200 * 2 ** Math.min(this.failures, 6));
+      this.logger.error(`batch of ${batch.length} failed (${error instanceof Error ? error.message : String(error)}); requeued in ${delay} ms`);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      for (const delivery of batch) this.settle(delivery, 'nack');
+      return;
+    }
+    const rejectedSet = new Set(rejected.map((r) => r.delivery));
+    try {
+      await Promise.all(rejected.map((r) => this.deadLetter(r.delivery, r.reason)));
+    } catch (error) {
+      // The valid ones are committed: ack them; the rejected ones come back and are rejected again.
+      this.logger.error(`dead-lettering failed: ${error instanceof Error ? error.message : String(error)}`);
+      for (const r of rejected) this.settle(r.delivery, 'nack');
+      for (const delivery of batch) if (!rejectedSet.has(delivery)) this.settle(delivery, 'ack');
+      return;
+    }
+    for (const delivery of batch) this.settle(delivery, 'ack');
+    this.stats.deadLettered += rejected.length;
+  }
+
+  private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
+    this.logger.warn(`observation rejected: ${reason.slice(0, 300)}`);
+    await this.publishChannel!.sendToQueue(Queues.ObservationsDeadLetter, delivery.message.content, {
+      persistent: true,
+      contentType: delivery.message.properties.contentType ?? 'application/json',
+      headers: {
+        ...(delivery.message.properties.headers ?? {}),
+        [ObservationHeaders.RejectionReason]: reason.slice(0, MAX_REASON_LENGTH),
+        [ObservationHeaders.RejectedAt]: new Date().toISOString(),
+      },
+    });
+  }
+
+  /** Acks on the channel the message came from; after a reconnect that channel is gone and the broker redelivers. */
+  private settle(delivery: Delivery, outcome: 'ack' | 'nack'): void {
+    try {
+      if (outcome === 'ack') {
+        delivery.channel.ack(delivery.message);
+        this.stats.acked += 1;
+      } else {
+        delivery.channel.nack(delivery.message, false, true);
+      }
+    } catch {
+      // channel closed: the message will be redelivered (processing is idempotent)
+    }
+  }
+}

@@ -1,0 +1,20 @@
+export * from './change-detector.module';
+export * from './observations/observation.processor';
+export * from './observations/ingest-lines';
+export * from './observations/decisions';
+export {
+  AUCTION_COLUMNS,
+  buildAuctionRow,
+  buildBidRow,
+  eventAuction,
+  restStatus,
+  type AuctionRow,
+  type BidRow,
+  type SourceContext,
+} from './observations/auction-row';
+export * from './normalization/normalizer';
+export * from './normalization/normalization.service';
+export * from './outbox/event-publisher';
+export * from './outbox/outbox.relay';
+export * from './consumer/observation.consumer';
+export * from './bulk/bulk-loader';

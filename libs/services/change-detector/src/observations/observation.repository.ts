@@ -1,0 +1,245 @@
+import { EventAuction } from '@cars/contracts';
+import { PoolClient } from 'pg';
+import { AUCTION_COLUMN_TYPES, AUCTION_COLUMNS, AuctionRow, BidRow } from './auction-row';
+
+/** The pipeline's SQL. Every statement is multi-row (one round trip per batch) and prepared. */
+
+/** The stored state of an auction: the event payload's captured fields plus what locates it. */
+export interface ExistingAuction extends Omit<EventAuction, 'id' | 'source' | 'status'> {
+  id: string;
+  source: string;
+  source_auction_id: string;
+  status: string;
+  observed_at: string;
+  ocd_make_name: string | null;
+}
+
+export interface PendingRow {
+  id: string;
+  source: string;
+  source_auction_id: string;
+  observation: unknown;
+  received_at: string;
+}
+
+export interface NewPending {
+  source: string;
+  source_auction_id: string;
+  reason: string;
+  observation: unknown;
+  received_at: string | null;
+}
+
+export interface OutboxInsert {
+  id: string;
+  type: string;
+  api_version: string;
+  created_at: string;
+  payload: unknown;
+  auction_id: string | null;
+  make: string | null;
+  source: string | null;
+}
+
+const recordset = (columns: readonly string[], types: Record<string, string>) =>
+  columns.map((c) => `${c} ${types[c]}`).join(', ');
+
+const WRITTEN = AUCTION_COLUMNS.join(', ');
+const COMPARED = AUCTION_COLUMNS.filter((c) => c !== 'observed_at');
+
+export const UPSERT_AUCTIONS_SQL = `
+  INSERT INTO auctions AS a (${WRITTEN}, unique_bidder_count)
+  SELECT ${WRITTEN}, unique_bidder_count
+  FROM jsonb_to_recordset($1::jsonb) AS x(${recordset(AUCTION_COLUMNS, AUCTION_COLUMN_TYPES)}, unique_bidder_count integer)
+  ON CONFLICT (source, source_auction_id) DO UPDATE SET
+    unique_bidder_count = COALESCE(EXCLUDED.unique_bidder_count, a.unique_bidder_count),
+    ${AUCTION_COLUMNS.filter((c) => c !== 'source' && c !== 'source_auction_id')
+      .map((c) => `${c} = EXCLUDED.${c}`)
+      .join(',\n    ')},
+    updated_at = CASE
+      WHEN (${COMPARED.map((c) => `a.${c}`).join(', ')}) IS DISTINCT FROM (${COMPARED.map((c) => `EXCLUDED.${c}`).join(', ')})
+      THEN now() ELSE a.updated_at END
+  RETURNING a.id::text AS id, a.source, a.source_auction_id, (a.xmax = 0) AS inserted`;
+
+export class ObservationRepository {
+  /**
+   * Serializes work on the same source auctions across transactions and processes (held to
+   * commit), in a fixed order so two batches cannot deadlock; returns the normalization version.
+   */
+  async lockKeys(client: PoolClient, keys: string[]): Promise<string> {
+    const { rows } = await client.query<{ version: string }>({
+      name: 'cd_lock_keys',
+      text: `
+        SELECT (SELECT version::text FROM reference_versions WHERE name = 'normalization') AS version,
+               (SELECT count(*) FROM (
+                  SELECT pg_advisory_xact_lock(h)
+                  FROM (SELECT hashtextextended(k, 727002) AS h FROM unnest($1::text[]) AS k ORDER BY 1) ordered
+               ) locked) AS locked`,
+      values: [keys],
+    });
+    return rows[0]?.version ?? '0';
+  }
+
+  async findForUpdate(client: PoolClient, sources: string[], ids: string[]): Promise<ExistingAuction[]> {
+    const { rows } = await client.query<ExistingAuction>({
+      name: 'cd_find_auctions',
+      text: `
+        SELECT a.id::text AS id, a.source, a.source_auction_id, a.url, a.title, a.source_status AS status,
+               a.price::float8 AS price, a.currency, a.year::int AS year, a.listing_make AS make, a.listing_model AS model,
+               to_char(a.auction_end_local, 'YYYY-MM-DD"T"HH24:MI:SS') AS auction_end_at,
+               a.auction_end_date::text AS auction_end_date, a.bid_count, a.sale_type, a.price_type,
+               to_char(a.observed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS observed_at,
+               a.ocd_make_name
+        FROM auctions a
+        JOIN unnest($1::text[], $2::text[]) AS k(source, source_auction_id)
+          ON a.source = k.source AND a.source_auction_id = k.source_auction_id
+        ORDER BY a.id
+        FOR UPDATE OF a`,
+      values: [sources, ids],
+    });
+    return rows;
+  }
+
+  /** Takes the pending observations of these auctions out of the table (oldest first). */
+  async takePending(client: PoolClient, sources: string[], ids: string[]): Promise<PendingRow[]> {
+    const { rows } = await client.query<PendingRow>({
+      name: 'cd_take_pending',
+      text: `
+        DELETE FROM pending_observations p
+        USING unnest($1::text[], $2::text[]) AS k(source, source_auction_id)
+        WHERE p.source = k.source AND p.source_auction_id = k.source_auction_id
+        RETURNING p.id::text AS id, p.source, p.source_auction_id, p.observation, p.received_at::text AS received_at`,
+      values: [sources, ids],
+    });
+    return rows.sort((a, b) => Number(a.id) - Number(b.id));
+  }
+
+  async upsertAuctions(
+    client: PoolClient,
+    rows: (AuctionRow & { unique_bidder_count: number | null })[],
+  ): Promise<{ id: string; source: string; source_auction_id: string; inserted: boolean }[]> {
+    if (rows.length === 0) return [];
+    const result = await client.query<{ id: string; source: string; source_auction_id: string; inserted: boolean }>({
+      name: 'cd_upsert_auctions',
+      text: UPSERT_AUCTIONS_SQL,
+      values: [JSON.stringify(rows)],
+    });
+    return result.rows;
+  }
+
+  /** Inserts bids not stored yet; returns the new rows (existing identities are left alone). */
+  async insertBids(
+    client: PoolClient,
+    bids: (BidRow & { auction_id: string })[],
+  ): Promise<{ id: string; source_bid_id: string; auction_id: string }[]> {
+    if (bids.length === 0) return [];
+    const { rows } = await client.query<{ id: string; source_bid_id: string; auction_id: string }>({
+      name: 'cd_insert_bids',
+      text: `
+        INSERT INTO bids (auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local)
+        SELECT auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local
+        FROM jsonb_to_recordset($1::jsonb) AS x(ord int, auction_id bigint, source text, source_bid_id text,
+          bidder_name text, amount bigint, currency char(3), bid_at timestamptz, bid_at_local timestamp)
+        ORDER BY ord
+        ON CONFLICT (source, source_bid_id) DO NOTHING
+        RETURNING id::text AS id, source_bid_id, auction_id::text AS auction_id`,
+      values: [JSON.stringify(bids.map((bid, ord) => ({ ...bid, ord })))],
+    });
+    return rows;
+  }
+
+  /** Updates the stored fields of already-known bids when the source changed them (no event). */
+  async updateBids(client: PoolClient, bids: BidRow[]): Promise<void> {
+    if (bids.length === 0) return;
+    await client.query({
+      name: 'cd_update_bids',
+      text: `
+        UPDATE bids b SET bidder_name = x.bidder_name, amount = x.amount, currency = x.currency,
+               bid_at = x.bid_at, bid_at_local = x.bid_at_local, updated_at = now()
+        FROM jsonb_to_recordset($1::jsonb) AS x(source text, source_bid_id text, bidder_name text, amount bigint,
+          currency char(3), bid_at timestamptz, bid_at_local timestamp)
+        WHERE b.source = x.source AND b.source_bid_id = x.source_bid_id
+          AND (b.bidder_name, b.amount, b.currency, b.bid_at_local)
+              IS DISTINCT FROM (x.bidder_name, x.amount, x.currency, x.bid_at_local)`,
+      values: [JSON.stringify(bids)],
+    });
+  }
+
+  /** Registers bid identities; returns those seen for the first time ever. */
+  async registerIdentities(
+    client: PoolClient,
+    bids: { id: string; source: string; source_bid_id: string; auction_id: string }[],
+    now: Date,
+  ): Promise<Set<string>> {
+    if (bids.length === 0) return new Set();
+    const { rows } = await client.query<{ source: string; source_bid_id: string }>({
+      name: 'cd_register_identities',
+      text: `
+        INSERT INTO bid_identities (source, source_bid_id, bid_id, auction_id, first_seen_at)
+        SELECT s, b, i, a, $5 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS x(s, b, i, a)
+        ON CONFLICT (source, source_bid_id) DO NOTHING
+        RETURNING source, source_bid_id`,
+      values: [
+        bids.map((b) => b.source),
+        bids.map((b) => b.source_bid_id),
+        bids.map((b) => b.id),
+        bids.map((b) => b.auction_id),
+        now.toISOString(),
+      ],
+    });
+    return new Set(rows.map((r) => `${r.source}\u0000${r.source_bid_id}`));
+  }
+
+  /** Distinct bidder names stored per auction. */
+  async bidderNames(client: PoolClient, auctionIds: string[]): Promise<Map<string, string[]>> {
+    if (auctionIds.length === 0) return new Map();
+    const { rows } = await client.query<{ auction_id: string; names: string[] }>({
+      name: 'cd_bidder_names',
+      text: `SELECT auction_id::text AS auction_id, array_agg(DISTINCT bidder_name) FILTER (WHERE bidder_name IS NOT NULL) AS names
+             FROM bids WHERE auction_id = ANY($1::bigint[]) GROUP BY auction_id`,
+      values: [auctionIds],
+    });
+    return new Map(rows.map((r) => [r.auction_id, r.names ?? []]));
+  }
+
+  async refreshBidderCounts(client: PoolClient, auctionIds: string[]): Promise<void> {
+    if (auctionIds.length === 0) return;
+    await client.query({
+      name: 'cd_bidder_counts',
+      text: `
+        UPDATE auctions a SET unique_bidder_count = s.n
+        FROM (SELECT auction_id, count(DISTINCT bidder_name)::int AS n FROM bids
+              WHERE auction_id = ANY($1::bigint[]) GROUP BY auction_id) s
+        WHERE a.id = s.auction_id AND a.unique_bidder_count IS DISTINCT FROM s.n`,
+      values: [auctionIds],
+    });
+  }
+
+  async insertEvents(client: PoolClient, events: OutboxInsert[]): Promise<void> {
+    if (events.length === 0) return;
+    await client.query({
+      name: 'cd_insert_events',
+      text: `
+        INSERT INTO events (id, type, api_version, created_at, payload, auction_id, make, source)
+        SELECT id, type, api_version, created_at, payload, auction_id, make, source
+        FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id text, type text, api_version text, created_at timestamptz,
+          payload jsonb, auction_id bigint, make text, source text)
+        ORDER BY ord`,
+      values: [JSON.stringify(events.map((event, ord) => ({ ...event, ord })))],
+    });
+  }
+
+  async insertPending(client: PoolClient, pending: NewPending[]): Promise<void> {
+    if (pending.length === 0) return;
+    await client.query({
+      name: 'cd_insert_pending',
+      text: `
+        INSERT INTO pending_observations (source, source_auction_id, reason, observation, received_at)
+        SELECT source, source_auction_id, reason, observation, COALESCE(received_at, now())
+        FROM jsonb_to_recordset($1::jsonb) AS x(ord int, source text, source_auction_id text, reason text,
+          observation jsonb, received_at timestamptz)
+        ORDER BY ord`,
+      values: [JSON.stringify(pending.map((p, ord) => ({ ...p, ord })))],
+    });
+  }
+}

@@ -1,0 +1,63 @@
+import { AnyEventEnvelope, EventHeaders, EventRouting, eventRoutingHeaders, Exchanges } from '@cars/contracts';
+import { assertEventTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
+import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
+import type { ConfirmChannel } from 'amqplib';
+
+/** One outbox row on its way to the broker. */
+export interface OutboxEvent {
+  seq: string;
+  envelope: AnyEventEnvelope;
+  routing: EventRouting;
+}
+
+/** Where the relay sends events: resolves once every event of the batch is safely accepted. */
+export interface EventPublisher {
+  publish(events: OutboxEvent[]): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/**
+ * Publishes to the `auction.events` topic exchange with publisher confirms (see contracts
+ * `EventHeaders` for the message format): body = envelope, routing key = event type.
+ */
+export class RmqEventPublisher implements EventPublisher {
+  private readonly connection: AmqpConnectionManager;
+  private readonly channel: ChannelWrapper;
+
+  constructor(url: string) {
+    this.connection = amqp.connect([url], RMQ_SOCKET_OPTIONS);
+    this.channel = this.connection.createChannel({
+      confirm: true,
+      publishTimeout: 30000,
+      setup: (channel: ConfirmChannel) => assertEventTopology(channel),
+    });
+  }
+
+  async ready(): Promise<void> {
+    await this.channel.waitForConnect();
+  }
+
+  isConnected(): boolean {
+    return this.connection.isConnected();
+  }
+
+  async publish(events: OutboxEvent[]): Promise<void> {
+    await Promise.all(
+      events.map((event) =>
+        this.channel.publish(Exchanges.AuctionEvents, event.envelope.type, Buffer.from(JSON.stringify(event.envelope)), {
+          persistent: true,
+          contentType: 'application/json',
+          messageId: event.envelope.id,
+          type: event.envelope.type,
+          timestamp: Math.floor(Date.parse(event.envelope.created_at) / 1000),
+          headers: { ...eventRoutingHeaders(event.routing), [EventHeaders.Seq]: event.seq },
+        }),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.channel.close();
+    await this.connection.close();
+  }
+}

@@ -1,0 +1,160 @@
+import { Logger } from '@nestjs/common';
+import { AnyEventEnvelope } from '@cars/contracts';
+import { Client, Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPool, withTransaction } from '../database/pg';
+import { EventPublisher, OutboxEvent } from './event-publisher';
+
+export interface OutboxRelayOptions {
+  /** Events claimed per transaction. */
+  batchSize?: number;
+  /** Fallback poll when no notification arrives (LISTEN is the fast path). */
+  pollIntervalMs?: number;
+  /** A connection string for the LISTEN connection; without it the relay only polls. */
+  listenUrl?: string;
+}
+
+/** The envelope in its canonical member order (jsonb does not keep key order). */
+function canonical(payload: AnyEventEnvelope): AnyEventEnvelope {
+  return {
+    id: payload.id,
+    type: payload.type,
+    api_version: payload.api_version,
+    created_at: payload.created_at,
+    data: payload.data,
+  } as AnyEventEnvelope;
+}
+
+/**
+ * Publishes unpublished outbox events in `seq` order and marks them published, in one
+ * transaction per batch that holds the rows (`FOR UPDATE SKIP LOCKED`): several relays share
+ * the work, and a crash between publish and commit republishes with the same event ids (at
+ * least once). Woken by `NOTIFY auction_events_outbox` after each commit that wrote events,
+ * with a slow poll as a safety net.
+ */
+export class OutboxRelay {
+  private readonly logger = new Logger(OutboxRelay.name);
+  private readonly pool: Pool;
+  private readonly batchSize: number;
+  private readonly pollIntervalMs: number;
+  private listener?: Client;
+  private timer?: NodeJS.Timeout;
+  private running = false;
+  private again = false;
+  private stopped = true;
+  private idle: Promise<void> = Promise.resolve();
+  private failures = 0;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly publisher: EventPublisher,
+    private readonly options: OutboxRelayOptions = {},
+  ) {
+    this.pool = pgPool(dataSource);
+    this.batchSize = options.batchSize ?? 1000;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    if (this.options.listenUrl) await this.listen(this.options.listenUrl);
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.idle;
+    await this.listener?.end().catch(() => undefined);
+    this.listener = undefined;
+  }
+
+  /** Publishes what is waiting now; resolves when the outbox was empty at some point. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.idle = this.drain().finally(() => {
+      this.running = false;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Publishes one batch; returns how many events went out. */
+  async relayOnce(): Promise<number> {
+    return withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<{
+        seq: string;
+        payload: AnyEventEnvelope;
+        make: string | null;
+        source: string | null;
+        auction_id: string | null;
+      }>({
+        name: 'relay_claim',
+        text: `
+          SELECT e.seq::text AS seq, e.payload, e.make, e.source, e.auction_id::text AS auction_id
+          FROM events e WHERE e.published_at IS NULL
+          ORDER BY e.seq LIMIT $1
+          FOR UPDATE SKIP LOCKED`,
+        values: [this.batchSize],
+      });
+      if (rows.length === 0) return 0;
+      const events: OutboxEvent[] = rows.map((row) => ({
+        seq: row.seq,
+        envelope: canonical(row.payload),
+        routing: { make: row.make, source: row.source, auction_id: row.auction_id },
+      }));
+      await this.publisher.publish(events);
+      await client.query({
+        name: 'relay_mark',
+        text: `UPDATE events SET published_at = now() WHERE seq = ANY($1::bigint[])`,
+        values: [rows.map((r) => r.seq)],
+      });
+      return rows.length;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (!this.stopped && (await this.relayOnce()) >= this.batchSize) {
+        // a full batch: there may be more
+      }
+      this.failures = 0;
+      this.schedule(this.pollIntervalMs);
+    } catch (error) {
+      this.failures += 1;
+      const delay = Math.min(30000, 250 * 2 ** Math.min(this.failures, 7));
+      this.logger.warn(`outbox relay failed (${error instanceof Error ? error.message : String(error)}); retry in ${delay} ms`);
+      this.schedule(delay);
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    clearTimeout(this.timer);
+    if (this.stopped) return;
+    this.timer = setTimeout(() => this.wake(), delayMs);
+    this.timer.unref?.();
+  }
+
+  private async listen(url: string): Promise<void> {
+    const client = new Client({ connectionString: url, application_name: 'outbox-relay-listen' });
+    client.on('notification', () => this.wake());
+    client.on('error', (error) => {
+      this.logger.warn(`outbox LISTEN connection lost (${error.message}); reconnecting`);
+      this.listener = undefined;
+      setTimeout(() => {
+        if (!this.stopped) this.listen(url).catch(() => undefined);
+      }, 1000).unref?.();
+    });
+    await client.connect();
+    await client.query('LISTEN auction_events_outbox');
+    this.listener = client;
+    this.wake();
+  }
+}

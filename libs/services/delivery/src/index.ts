@@ -1,0 +1,2 @@
+export * from './delivery.module';
+export * from './event-intake.service';

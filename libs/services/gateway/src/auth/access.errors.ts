@@ -1,0 +1,70 @@
+import { ErrorNames } from '@cars/contracts';
+import { formatLimit, Plan } from '@cars/accounts';
+import { ApiException } from '../http/api-exception';
+
+/** The 401/403/429 answers of API access, with SPEC.md's error values. */
+
+const HOW_TO_AUTHENTICATE = 'send it in the Authorization header as "Authorization: Bearer <API_KEY>"';
+
+export function missingApiKey(): ApiException {
+  return new ApiException(
+    401,
+    { error: ErrorNames.Unauthorized, message: `An API key is required: ${HOW_TO_AUTHENTICATE}` },
+    { 'www-authenticate': 'Bearer' },
+  );
+}
+
+export function invalidApiKey(): ApiException {
+  return new ApiException(
+    401,
+    {
+      error: ErrorNames.Unauthorized,
+      message: `The API key is invalid or revoked; a valid API key is required: ${HOW_TO_AUTHENTICATE}`,
+    },
+    { 'www-authenticate': 'Bearer error="invalid_token"' },
+  );
+}
+
+export function paidPlanRequired(feature: string, plan: Plan, lapsed: { plan: Plan; at: Date } | null): ApiException {
+  const current = lapsed
+    ? `the ${lapsed.plan.name} plan of this account expired on ${lapsed.at.toISOString()}, so it is on the Free plan`
+    : `this account is on the ${plan.name} plan`;
+  return new ApiException(403, {
+    error: ErrorNames.Forbidden,
+    message: `${feature} requires an active paid plan (1K, 10K or 100K); ${current}`,
+  });
+}
+
+export function verifiedEmailRequired(feature: string): ApiException {
+  return new ApiException(403, {
+    error: ErrorNames.Forbidden,
+    message: `${feature} requires a verified email address on the account`,
+  });
+}
+
+export function burstLimitExceeded(plan: Plan, ratePerSecond: number, capacity: number, retryAfterMs: number): ApiException {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ApiException(
+    429,
+    {
+      error: ErrorNames.RateLimit,
+      message:
+        `Burst limit exceeded: the ${plan.name} plan allows ${formatLimit(ratePerSecond)} requests per second ` +
+        `per API key, in bursts of up to ${formatLimit(capacity)}; retry after ${seconds} s`,
+    },
+    { 'retry-after': String(seconds) },
+  );
+}
+
+export function monthlyLimitExceeded(plan: Plan, headers: Record<string, string>): ApiException {
+  return new ApiException(
+    429,
+    {
+      error: ErrorNames.RateLimit,
+      message:
+        `Monthly request limit of ${formatLimit(plan.monthlyLimit)} for the ${plan.name} plan exceeded; ` +
+        `the allowance resets at the start of next month (UTC, see X-RateLimit-Reset), or upgrade the plan`,
+    },
+    headers,
+  );
+}

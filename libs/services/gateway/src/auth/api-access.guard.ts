@@ -1,0 +1,102 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { effectivePlan, Plan, PLANS } from '@cars/accounts';
+import { ServiceUnavailableError } from '@cars/messaging';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiException } from '../http/api-exception';
+import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
+import { BurstLimiter } from '../metering/burst-limiter';
+import { isMetered } from '../metering/metered.decorator';
+import { MeterTicket, UsageMeter } from '../metering/usage-meter';
+import {
+  burstLimitExceeded,
+  invalidApiKey,
+  missingApiKey,
+  paidPlanRequired,
+  verifiedEmailRequired,
+} from './access.errors';
+import { isPublicRoute, PaidPlanRequirement, paidPlanRequirement } from './auth.decorators';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { ApiPrincipal } from './principal';
+
+/**
+ * Routes open without a key (SPEC.md Authentication), by route pattern, for controllers that do
+ * not carry `@Public()`. `/docs` and `/openapi.json` are served outside Nest's router and never
+ * reach the guard.
+ */
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['/makes', '/models', '/health/live', '/health/ready']);
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+type Reserved = { ok: true; ticket: MeterTicket } | { ok: false; error: unknown };
+
+/**
+ * Every route but the public ones, in this order of answers:
+ *   401 no or bad API key → 429 burst limit (Retry-After) → 403 plan → 429 monthly allowance.
+ * On a `@Metered()` route the monthly unit is reserved here, concurrently with the burst check
+ * (one round trip of waiting instead of two), and given back if the burst limit refuses; the
+ * response settles it (`UsageMeter.track`). Validation runs after guards, so a 400 holds a
+ * unit for the moment it takes and then releases it.
+ */
+@Injectable()
+export class ApiAccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly burst: BurstLimiter,
+    private readonly meter: UsageMeter,
+    @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (!this.config.enabled || context.getType() !== 'http') return true;
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    if (isPublicRoute(this.reflector, context) || PUBLIC_ROUTES.has(request.routeOptions.url ?? '')) return true;
+
+    const header = request.headers.authorization;
+    if (!header) throw missingApiKey();
+    const token = BEARER.exec(header)?.[1];
+    if (!token) throw invalidApiKey();
+    const principal = await this.authenticator.authenticate(token).catch((error: unknown) => {
+      throw new ServiceUnavailableError('authentication', error);
+    });
+    if (!principal) throw invalidApiKey();
+    request.principal = principal;
+
+    const plan = effectivePlan(principal);
+    const burst = this.burst.take(principal.keyId);
+    const planError = this.planError(principal, plan, paidPlanRequirement(this.reflector, context));
+    const reserved: Promise<Reserved> | null =
+      planError || !isMetered(this.reflector, context)
+        ? null
+        : this.meter.reserve(principal).then(
+            (ticket) => ({ ok: true as const, ticket }),
+            (error: unknown) => ({ ok: false as const, error }),
+          );
+
+    const allowed = await burst;
+    if (!allowed.allowed) {
+      void reserved?.then((r) => r.ok && this.meter.settle(r.ticket, false));
+      throw burstLimitExceeded(plan, this.config.burstRatePerSecond, this.config.burstCapacity, allowed.retryAfterMs);
+    }
+    if (planError) throw planError;
+    if (reserved) {
+      const result = await reserved;
+      if (!result.ok) throw result.error;
+      this.meter.track(request, http.getResponse<FastifyReply>(), result.ticket);
+    }
+    return true;
+  }
+
+  private planError(principal: ApiPrincipal, plan: Plan, requirement: PaidPlanRequirement | undefined): ApiException | null {
+    if (!requirement) return null;
+    if (!plan.paid) {
+      const own = PLANS[principal.plan];
+      const lapsed = own.paid && principal.planExpiresAt ? { plan: own, at: principal.planExpiresAt } : null;
+      return paidPlanRequired(requirement.feature, plan, lapsed);
+    }
+    if (requirement.verifiedEmail && !principal.emailVerified) return verifiedEmailRequired(requirement.feature);
+    return null;
+  }
+}

@@ -1,0 +1,46 @@
+import { INestApplication, LoggerService, Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ErrorEnvelopeFilter } from './http/error.filter';
+import { createValidationPipe } from './http/validation.pipe';
+
+export interface GatewayHttpOptions {
+  logger: LoggerService;
+  /** Trust X-Forwarded-* from the ingress. */
+  trustProxy?: boolean;
+}
+
+/** Creates the gateway's Fastify application around a root module (gateway app or standalone). */
+export async function createGatewayApp(root: Type<unknown>, options: GatewayHttpOptions): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    trustProxy: options.trustProxy ?? false,
+    bodyLimit: 64 * 1024,
+    // Request logging is ours (no Authorization header ever reaches a log line).
+    logger: false,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(root, adapter, {
+    logger: options.logger,
+    bufferLogs: false,
+  });
+  app.useGlobalFilters(new ErrorEnvelopeFilter());
+  app.useGlobalPipes(createValidationPipe());
+  app.enableShutdownHooks();
+  setUpOpenApi(app);
+  return app;
+}
+
+function setUpOpenApi(app: INestApplication): void {
+  const config = new DocumentBuilder()
+    .setTitle('Classic Car Auction Data API')
+    .setDescription(
+      'Completed and live classic and collector car auctions from seven platforms: search, live auctions, ' +
+        'bid history, pricing statistics, make and model lists, and signed webhooks.',
+    )
+    .setVersion('1.0.0')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' })
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
+}

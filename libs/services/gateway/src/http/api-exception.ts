@@ -1,0 +1,19 @@
+import { HttpException } from '@nestjs/common';
+import { ErrorBody, RpcReply } from '@cars/contracts';
+
+/** An HTTP error whose body is already the SPEC.md error envelope. */
+export class ApiException extends HttpException {
+  constructor(
+    status: number,
+    readonly body: ErrorBody,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(body, status);
+  }
+}
+
+/** A service's reply → its value, or the error it carries, thrown as the HTTP error. */
+export function unwrapReply<T>(reply: RpcReply<T>): T {
+  if (reply.ok) return reply.value;
+  throw new ApiException(reply.status, reply.body);
+}

@@ -1,0 +1,5 @@
+export * from './gateway.module';
+export * from './bootstrap';
+export * from './http/api-exception';
+export * from './auth';
+export * from './metering';

@@ -1,0 +1,65 @@
+import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ListModelsQueryDto, NameListResponse, QueryPatterns } from '@cars/contracts';
+import { QUERY_CLIENT, ServiceClient } from '@cars/messaging';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiValidationError } from '../auctions/api-responses';
+import { Public } from '../auth/auth.decorators';
+import { unwrapReply } from '../http/api-exception';
+import { sendCacheable } from './http-cache';
+
+/** OpenAPI schema of `{data: [string]}`. */
+class NameListResponseDto implements NameListResponse {
+  @ApiProperty({ type: 'string', isArray: true, example: ['Alfa Romeo', 'Mercedes-Benz', 'Porsche'] })
+  data: string[];
+}
+
+const CACHING =
+  'Public and not counted. Responses carry `ETag` and `Cache-Control`; send the tag back in `If-None-Match` ' +
+  'to get 304 Not Modified without a body when the list has not changed.';
+
+const IF_NONE_MATCH = ApiHeader({
+  name: 'If-None-Match',
+  required: false,
+  description: 'An `ETag` from an earlier response: 304 when it still matches.',
+});
+
+@ApiTags('Reference')
+@Public()
+@Controller()
+export class MakesController {
+  constructor(@Inject(QUERY_CLIENT) private readonly query: ServiceClient) {}
+
+  @Get('makes')
+  @ApiOperation({
+    summary: 'Normalized make names, the exact values of the `make` parameter',
+    description: `Sorted alphabetically. ${CACHING}`,
+  })
+  @IF_NONE_MATCH
+  @ApiOkResponse({ type: NameListResponseDto, description: '`{data: [string]}` sorted alphabetically' })
+  @ApiNotModifiedResponse({ description: 'The `If-None-Match` tag matches: no body.' })
+  async listMakes(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    await sendCacheable(request, reply, unwrapReply(await this.query.send(QueryPatterns.ListMakes, {})));
+  }
+
+  @Get('models')
+  @ApiOperation({
+    summary: 'Normalized model names of one make',
+    description: `Sorted alphabetically; the exact values of the \`model\` parameter for that make. ${CACHING}`,
+  })
+  @IF_NONE_MATCH
+  @ApiOkResponse({ type: NameListResponseDto, description: '`{data: [string]}` sorted alphabetically' })
+  @ApiNotModifiedResponse({ description: 'The `If-None-Match` tag matches: no body.' })
+  @ApiValidationError()
+  async listModels(
+    @Query() query: ListModelsQueryDto,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    await sendCacheable(
+      request,
+      reply,
+      unwrapReply(await this.query.send(QueryPatterns.ListModels, { make: query.make })),
+    );
+  }
+}

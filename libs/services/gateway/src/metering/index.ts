@@ -1,0 +1,2 @@
+export * from './api-access.config';
+export * from './metered.decorator';

@@ -1,0 +1,78 @@
+/**
+ * Token bucket per API key: a bucket holds at most `capacity` tokens and refills at
+ * `ratePerSecond`; each request takes one token or is refused with the time until one is back.
+ */
+export interface BurstDecision {
+  allowed: boolean;
+  /** Whole tokens left after this request. */
+  remaining: number;
+  /** When refused: milliseconds until a token is available. */
+  retryAfterMs: number;
+}
+
+/**
+ * The Redis script: atomic per bucket, so every gateway replica shares one bucket per key.
+ * Time comes from the Redis server (TIME), not from the replicas, whose clocks may differ.
+ * State: hash {tokens, ts(µs)}; expires once the bucket would be full again anyway.
+ * KEYS[1] bucket; ARGV[1] rate per second; ARGV[2] capacity. Returns {allowed, remaining, retry µs}.
+ */
+export const TOKEN_BUCKET_LUA = `
+local rate = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(state[1])
+local ts = tonumber(state[2])
+if tokens == nil or ts == nil then
+  tokens = capacity
+  ts = now
+end
+if now > ts then
+  tokens = math.min(capacity, tokens + (now - ts) * rate / 1000000)
+end
+local allowed = 0
+local retry = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  retry = math.ceil((1 - tokens) * 1000000 / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', math.max(now, ts))
+redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 1000)
+return { allowed, math.floor(tokens), retry }
+`;
+
+/**
+ * The same bucket in process memory: the limiter of a gateway without Redis (quick start), and
+ * its fallback while Redis is unreachable.
+ */
+export class LocalTokenBuckets {
+  private readonly buckets = new Map<string, { tokens: number; ts: number }>();
+
+  constructor(
+    private readonly ratePerSecond: number,
+    private readonly capacity: number,
+    private readonly maxBuckets = 50000,
+  ) {}
+
+  take(key: string, nowMs = performance.timeOrigin + performance.now()): BurstDecision {
+    const bucket = this.buckets.get(key) ?? { tokens: this.capacity, ts: nowMs };
+    if (nowMs > bucket.ts) {
+      bucket.tokens = Math.min(this.capacity, bucket.tokens + ((nowMs - bucket.ts) * this.ratePerSecond) / 1000);
+      bucket.ts = nowMs;
+    }
+    let decision: BurstDecision;
+    if (bucket.tokens >= 1) {
+      bucket.tokens -= 1;
+      decision = { allowed: true, remaining: Math.floor(bucket.tokens), retryAfterMs: 0 };
+    } else {
+      decision = { allowed: false, remaining: 0, retryAfterMs: Math.ceil(((1 - bucket.tokens) * 1000) / this.ratePerSecond) };
+    }
+    this.buckets.delete(key);
+    this.buckets.set(key, bucket);
+    if (this.buckets.size > this.maxBuckets) this.buckets.delete(this.buckets.keys().next().value as string);
+    return decision;
+  }
+}

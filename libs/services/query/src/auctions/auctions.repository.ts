@@ -1,0 +1,87 @@
+import { Injectable } from '@nestjs/common';
+import { SqlClient } from '../sql/sql-client';
+import {
+  AuctionFilters,
+  AuctionScope,
+  COUNT_SETTINGS,
+  countQuery,
+  DATA_VERSION_QUERY,
+  KEYWORD_COUNT_SETTINGS,
+  KEYWORD_STRATEGY_SETTINGS,
+  KeywordStrategy,
+  PageRequest,
+  pageQuery,
+  SORT_COLUMNS,
+  SqlQuery,
+} from './auction-query';
+
+/** One item of a page: its JSON text, id and sort value (text, for the next cursor). */
+export interface AuctionRow {
+  item: string;
+  id: string;
+  sort_key: string | null;
+  /** With `with: 'data_version'`. */
+  data_version?: string;
+  /** With `with: 'total'`. */
+  total?: number;
+}
+
+export interface DataState {
+  /** Data version of `auctions` (see migration QueryIndexes). */
+  version: string;
+  /** The planner's estimate of the number of rows of `auctions`. */
+  rows: number;
+}
+
+export type PageFetch = Omit<PageRequest, 'nullsOnly'>;
+
+@Injectable()
+export class AuctionsRepository {
+  constructor(private readonly sql: SqlClient) {}
+
+  async dataState(): Promise<DataState> {
+    const [row] = await this.sql.query<DataState>(DATA_VERSION_QUERY.text, DATA_VERSION_QUERY.values);
+    return row ?? { version: '0', rows: 1 };
+  }
+
+  async count(scope: AuctionScope, filters: AuctionFilters): Promise<number> {
+    const { text, values } = countQuery(scope, filters);
+    const trigrams = filters.keyword !== undefined && filters.keyword.length >= 3;
+    const [row] = await this.sql.queryWith<{ total: number }>(
+      trigrams ? KEYWORD_COUNT_SETTINGS : COUNT_SETTINGS,
+      text,
+      values,
+    );
+    return row?.total ?? 0;
+  }
+
+  private run(query: SqlQuery, strategy?: KeywordStrategy): Promise<AuctionRow[]> {
+    return strategy
+      ? this.sql.queryWith<AuctionRow>(KEYWORD_STRATEGY_SETTINGS[strategy], query.text, query.values)
+      : this.sql.query<AuctionRow>(query.text, query.values);
+  }
+
+  /**
+   * Up to `limit` rows: after skipping `offset`, or strictly after the keyset position `after`.
+   * Nulls sort last: when a keyset page runs out of non-null values it continues into the rows
+   * whose sort value is null, in id order. `strategy` is for keyword filters of /auctions.
+   */
+  async page(request: PageFetch, strategy?: KeywordStrategy): Promise<AuctionRow[]> {
+    const rows = await this.run(pageQuery(request), strategy);
+    const intoNulls =
+      rows.length < request.limit &&
+      request.after !== undefined &&
+      request.after.key !== null &&
+      SORT_COLUMNS[request.order.sort].nullable;
+    if (!intoNulls) return rows;
+    const tail = pageQuery({
+      ...request,
+      after: undefined,
+      offset: undefined,
+      with: undefined,
+      nullsOnly: true,
+      limit: request.limit - rows.length,
+    });
+    return rows.concat(await this.run(tail, strategy));
+  }
+}

@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+
+/** The webhooks service. */
+@Module({})
+export class WebhooksModule {}
