@@ -1,0 +1,68 @@
+import { ensureDemoAccounts } from '@cars/accounts';
+import { generateObservations } from '@cars/datagen';
+import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+
+export interface PreparedData {
+  /** Lines for the start banner (demo keys, data set state). */
+  messages: string[];
+  /** Work that goes on after the server listens (the demo data set on first start). */
+  background: Promise<void>;
+}
+
+const DEMO_DATA = 'demo_data';
+
+/**
+ * Reference data and demo accounts before the server listens (both idempotent and quick); the
+ * demo data set on first start, in the background, through the same normalization and row code
+ * as the pipeline, without events. A load cut short is simply run again on the next start.
+ */
+export async function prepareData(
+  dataSource: DataSource,
+  options: { loadDemoData: boolean; log: Logger },
+): Promise<PreparedData> {
+  const reference = await new NormalizationService(dataSource).loadReference();
+  options.log.debug({ reference }, 'reference data loaded');
+
+  const demo = await ensureDemoAccounts(dataSource);
+  const width = Math.max(...demo.map((d) => d.planName.length));
+  const messages = [
+    '',
+    'Demo API keys (Authorization: Bearer <key>):',
+    ...demo.map((d) => `  ${d.planName.padEnd(width)}  ${d.apiKey}  (${d.monthlyLimit.toLocaleString('en-US')} requests/month)`),
+  ];
+
+  const state: { value: string }[] = await dataSource.query(
+    `SELECT value FROM instance_state WHERE name = $1`,
+    [DEMO_DATA],
+  );
+  if (!options.loadDemoData || state.length > 0) {
+    return { messages, background: Promise.resolve() };
+  }
+
+  messages.push('', 'Loading the demo data set (120,000 auctions) in the background; progress is logged.');
+  const background = (async () => {
+    const started = Date.now();
+    let lastLog = 0;
+    const result = await bulkLoadObservations(dataSource, generateObservations({}), {
+      onProgress: (count) => {
+        if (Date.now() - lastLog > 5000) {
+          lastLog = Date.now();
+          options.log.info({ observations: count }, 'loading the demo data set');
+        }
+      },
+    });
+    await dataSource.query(
+      `INSERT INTO instance_state (name, value) VALUES ($1, $2)
+       ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+      [DEMO_DATA, JSON.stringify({ loaded_at: new Date().toISOString(), auctions: result.auctions, bids: result.bids })],
+    );
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    options.log.info({ auctions: result.auctions, bids: result.bids, seconds }, 'demo data set loaded');
+    process.stdout.write(`Demo data set loaded: ${result.auctions} auctions, ${result.bids} bids in ${seconds} s\n`);
+  })().catch((error: unknown) => {
+    options.log.error({ err: error }, 'loading the demo data set failed; it is retried on the next start');
+  });
+  return { messages, background };
+}
