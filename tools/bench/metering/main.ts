@@ -1,0 +1,252 @@
+import 'reflect-metadata';
+import { ChildProcess, spawn } from 'node:child_process';
+import { freePort } from '@cars/runtime';
+import { summarize } from '../common/latency';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Redis from 'ioredis';
+import { Pool } from 'undici';
+import { createAccount, getUsage } from '@cars/accounts';
+import { createDataSource, runMigrations } from '@cars/persistence';
+import { adminQuery, createVhost, databaseUrlFor, deleteVhost } from '@cars/testing';
+
+/**
+ * What API access costs a counted request (docs/api/accounts.md, "Benchmark"):
+ *
+ *   npm run build && node dist/tools/bench/metering/main.js [--requests 3000] [--warmup 300]
+ *     [--concurrency 16] [--duration 5] [--keep]
+ *
+ * The query service and two gateways run as separate processes over one database and RabbitMQ
+ * vhost: one gateway with authentication, the Redis burst limit and the PostgreSQL monthly
+ * ledger on (METERING_ENABLED=true), one with them off (METERING_ENABLED=false). The same
+ * counted request (GET /auctions?limit=1) is sent to both, sequentially and interleaved
+ * (on, off, off, on, …) so drift of the machine hits both alike; then p50/p99 of each and the
+ * difference. Then a concurrent autocannon run against each for throughput, one account per
+ * connection. The ledger must show exactly the counted requests sent to the metered gateway.
+ *
+ * Target: the p50 difference ≤ 2 ms. Exit code 1 when it is missed or a check fails.
+ * Servers: TEST_POSTGRES_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+ * TEST_RABBITMQ_BASE_URL (amqp://guest:guest@127.0.0.1:5672), BENCH_REDIS_URL (redis://127.0.0.1:6379).
+ */
+
+const NAME = 'cars_bench_metering';
+const TARGET_P50_DIFF_MS = 2;
+const PATH = '/auctions?limit=1';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+interface Options {
+  requests: number;
+  warmup: number;
+  concurrency: number;
+  duration: number;
+  keep: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = { requests: 3000, warmup: 300, concurrency: 16, duration: 5, keep: false };
+  for (let i = 0; i < argv.length; i += 1) {
+    const flag = argv[i];
+    const value = () => {
+      const n = Number(argv[(i += 1)]);
+      if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} needs a non-negative integer`);
+      return n;
+    };
+    if (flag === '--requests') options.requests = value();
+    else if (flag === '--warmup') options.warmup = value();
+    else if (flag === '--concurrency') options.concurrency = value();
+    else if (flag === '--duration') options.duration = value();
+    else if (flag === '--keep') options.keep = true;
+    else throw new Error(`unknown option ${flag}`);
+  }
+  return options;
+}
+
+const log = (message: string) => console.error(`[bench:metering] ${message}`);
+
+
+
+function startApp(name: string, env: Record<string, string>): ChildProcess {
+  const main = join(__dirname, '../../../apps', name, 'src/main.js');
+  return spawn(process.execPath, [main], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function stopApp(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** One keep-alive connection, like a client polling the API. */
+class Http {
+  private readonly pool: Pool;
+
+  constructor(
+    readonly origin: string,
+    private readonly headers: Record<string, string>,
+  ) {
+    this.pool = new Pool(origin, { connections: 1, pipelining: 1 });
+  }
+
+  async get(path: string): Promise<number> {
+    const res = await this.pool.request({ path, method: 'GET', headers: this.headers });
+    await res.body.text();
+    return res.statusCode;
+  }
+
+  async waitUntilAnswering(path: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    let last = 0;
+    while (Date.now() < deadline) {
+      last = await this.get(path).catch(() => 0);
+      if (last === 200) return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error(`${this.origin}${path} not answering 200 after ${timeoutMs} ms (last: ${last})`);
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+async function timed(http: Http, path: string): Promise<number> {
+  const started = performance.now();
+  const status = await http.get(path);
+  const elapsed = performance.now() - started;
+  if (status !== 200) throw new Error(`GET ${http.origin}${path} → ${status}`);
+  return elapsed;
+}
+
+/** Many clients at once, each with a key of its own (one account per connection, as in real traffic). */
+async function concurrent(origin: string, keys: string[], options: Options) {
+  let next = 0;
+  const result = await autocannon({
+    url: `${origin}${PATH}`,
+    connections: options.concurrency,
+    duration: options.duration,
+    setupClient: (client) => {
+      client.setHeaders({ authorization: `Bearer ${keys[next++ % keys.length]}` });
+    },
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+async function deleteRedisPrefix(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const databaseUrl = databaseUrlFor(NAME);
+  await adminQuery(`DROP DATABASE IF EXISTS "${NAME}" WITH (FORCE)`);
+  await adminQuery(`CREATE DATABASE "${NAME}"`);
+  const rabbitUrl = createVhost(NAME);
+  const redisPrefix = `cars-bench:${process.pid}:`;
+  const db = await createDataSource({ url: databaseUrl, poolSize: 2, applicationName: 'bench' }).initialize();
+  const apps: ChildProcess[] = [];
+  const clients: Http[] = [];
+  try {
+    await runMigrations(db);
+    const { account, key } = await createAccount(db, { email: 'bench@example.test', plan: '100k', emailVerified: true });
+    const auth = { authorization: `Bearer ${key.apiKey}` };
+    const loadKeys: string[] = [];
+    for (let i = 0; i < options.concurrency; i += 1) {
+      const created = await createAccount(db, { email: `bench-${i}@example.test`, plan: '100k', emailVerified: true });
+      loadKeys.push(created.key.apiKey);
+    }
+
+    const [onPort, offPort] = [await freePort(), await freePort()];
+    const common = { DATABASE_URL: databaseUrl, RABBITMQ_URL: rabbitUrl, HOST: '127.0.0.1', HEALTH_PORT: '0' };
+    apps.push(startApp('query', common));
+    apps.push(
+      startApp('gateway', {
+        ...common,
+        PORT: String(onPort),
+        METERING_ENABLED: 'true',
+        REDIS_URL,
+        REDIS_KEY_PREFIX: redisPrefix,
+        // The burst limit is on the path (one Redis script per request) but must not refuse the bench.
+        BURST_RATE_PER_SECOND: '100000',
+        BURST_CAPACITY: '100000',
+      }),
+    );
+    apps.push(startApp('gateway', { ...common, PORT: String(offPort), METERING_ENABLED: 'false' }));
+    const on = new Http(`http://127.0.0.1:${onPort}`, auth);
+    const off = new Http(`http://127.0.0.1:${offPort}`, auth);
+    clients.push(on, off);
+    await on.waitUntilAnswering(PATH, 30000);
+    await off.waitUntilAnswering(PATH, 30000);
+
+    log(`warm-up: ${options.warmup} requests to each gateway`);
+    for (let i = 0; i < options.warmup; i += 1) {
+      await timed(on, PATH);
+      await timed(off, PATH);
+    }
+    log(`measuring: ${options.requests} sequential requests to each, interleaved`);
+    const samples = { on: [] as number[], off: [] as number[] };
+    for (let i = 0; i < options.requests; i += 1) {
+      if (i % 2 === 0) {
+        samples.on.push(await timed(on, PATH));
+        samples.off.push(await timed(off, PATH));
+      } else {
+        samples.off.push(await timed(off, PATH));
+        samples.on.push(await timed(on, PATH));
+      }
+    }
+
+    const counted = 1 + options.warmup + options.requests; // + the readiness probe that answered 200
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the last commit trails its response
+    const usage = await getUsage(db, account.id);
+    const ledgerOk = usage.used === counted && usage.reserved === 0;
+
+    log(`concurrent: ${options.concurrency} connections for ${options.duration} s against each`);
+    const loadOn = await concurrent(on.origin, loadKeys, options);
+    const loadOff = await concurrent(off.origin, loadKeys, options);
+
+    const a = summarize(samples.on);
+    const b = summarize(samples.off);
+    const diff = { p50: a.p50 - b.p50, p99: a.p99 - b.p99 };
+    const pass = diff.p50 <= TARGET_P50_DIFF_MS && ledgerOk;
+
+    console.log(`\nGET ${PATH} (counted) — ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(`sequential, one keep-alive connection, ${options.requests} requests each (interleaved):`);
+    console.log(`  metering on  (auth + Redis burst + ledger): p50 ${ms(a.p50)}  p99 ${ms(a.p99)}  mean ${ms(a.mean)}`);
+    console.log(`  metering off (METERING_ENABLED=false):      p50 ${ms(b.p50)}  p99 ${ms(b.p99)}  mean ${ms(b.mean)}`);
+    console.log(`  difference:                                 p50 ${ms(diff.p50)}  p99 ${ms(diff.p99)}  (target p50 ≤ ${TARGET_P50_DIFF_MS} ms)`);
+    console.log(`concurrent, ${options.concurrency} connections (one key each) × ${options.duration} s:`);
+    console.log(`  metering on:  ${loadOn.rps.toFixed(0)} req/s  p50 ${loadOn.p50} ms  p99 ${loadOn.p99} ms  non-2xx ${loadOn.non2xx}`);
+    console.log(`  metering off: ${loadOff.rps.toFixed(0)} req/s  p50 ${loadOff.p50} ms  p99 ${loadOff.p99} ms  non-2xx ${loadOff.non2xx}`);
+    console.log(`ledger: used ${usage.used}, reserved ${usage.reserved} after the sequential phase (expected ${counted}, 0): ${ledgerOk ? 'exact' : 'WRONG'}`);
+    console.log(pass ? 'PASS' : 'FAIL');
+    return pass ? 0 : 1;
+  } finally {
+    for (const client of clients) await client.close();
+    for (const app of apps) await stopApp(app);
+    await db.destroy();
+    if (!options.keep) {
+      await adminQuery(`DROP DATABASE IF EXISTS "${NAME}" WITH (FORCE)`);
+      deleteVhost(NAME);
+    }
+    await deleteRedisPrefix(redisPrefix);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

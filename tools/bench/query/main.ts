@@ -1,0 +1,312 @@
+import 'reflect-metadata';
+import { ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { createDataSource } from '@cars/persistence';
+import { createVhost } from '@cars/testing';
+import { Pool as PgPool } from 'pg';
+import { BENCH_DATABASE, prepareDataset } from './dataset';
+import { explain, ExplainedStatement } from './explain';
+import { closedLoop, createClient, openLoop, Recorder, RunResult } from './load-generator';
+import { buildMix, interleave, MixClass } from './mix';
+
+/**
+ * Query API benchmark:
+ *
+ *   npm run build && node dist/tools/bench/query/main.js [--auctions 1000000] [--live 1500] [--seed 1]
+ *     [--reload] [--rate 100] [--seconds 30] [--concurrency 16] [--throughput-seconds 15] [--plans]
+ *
+ * 1. Database `cars_bench_query` with N auctions from @cars/datagen, bulk-loaded by the
+ *    change-detector's loader (reused when already loaded at the same size and seed).
+ * 2. A fixed mix of request classes with values taken from the data (mix.ts); EXPLAIN ANALYZE of
+ *    every statement the service runs for them (a sequential scan of `auctions` is a failure).
+ * 3. The gateway app and the query app as their own processes over RabbitMQ (vhost
+ *    `cars_bench_query`), auth and metering off (METERING_ENABLED=false); and, as the baseline,
+ *    bare Fastify + pg running the same repositories and SQL (bare-server.ts), also its own process.
+ * 4. Warm-up (every request once: primes the count caches), then an open-loop run at `rate`
+ *    requests/s against each (latency from the scheduled send time), then a closed-loop run with
+ *    `concurrency` callers against each for the maximum throughput.
+ *
+ * Targets: every class p99 ≤ 50 ms at 100 req/s through the gateway, with exact meta.total;
+ * gateway throughput ≥ 0.6 × bare. Exit code 1 when one is missed.
+ * Servers: TEST_POSTGRES_ADMIN_URL and TEST_RABBITMQ_BASE_URL as the test suite uses them.
+ */
+
+interface Options {
+  auctions: number;
+  live: number;
+  seed: string;
+  reload: boolean;
+  rate: number;
+  seconds: number;
+  concurrency: number;
+  throughputSeconds: number;
+  plans: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = {
+    auctions: 1_000_000,
+    live: 1500,
+    seed: '1',
+    reload: false,
+    rate: 100,
+    seconds: 30,
+    concurrency: 16,
+    throughputSeconds: 15,
+    plans: false,
+  };
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    const value = () => {
+      const v = argv[(i += 1)];
+      if (v === undefined) throw new Error(`${arg} needs a value`);
+      return v;
+    };
+    if (arg === '--auctions') options.auctions = Number(value());
+    else if (arg === '--live') options.live = Number(value());
+    else if (arg === '--seed') options.seed = value();
+    else if (arg === '--reload') options.reload = true;
+    else if (arg === '--rate') options.rate = Number(value());
+    else if (arg === '--seconds') options.seconds = Number(value());
+    else if (arg === '--concurrency') options.concurrency = Number(value());
+    else if (arg === '--throughput-seconds') options.throughputSeconds = Number(value());
+    else if (arg === '--plans') options.plans = true;
+    else throw new Error(`unknown argument ${arg}`);
+  }
+  return options;
+}
+
+const P99_TARGET_MS = 50;
+const SLICE = 5;
+const RATIO_TARGET = 0.6;
+const log = (message: string) => process.stderr.write(`bench:query ${message}\n`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  server.close();
+  return port;
+}
+
+function start(script: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  child.stdout?.resume();
+  return child;
+}
+
+async function waitReady(url: string, child: ChildProcess, what: string): Promise<void> {
+  for (let i = 0; i < 600; i += 1) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode})`);
+    try {
+      const res = await fetch(url);
+      await res.text();
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${what} did not become ready`);
+}
+
+function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.pid === undefined) return Promise.resolve();
+  const exited = once(child, 'exit').then(() => undefined);
+  child.kill('SIGTERM');
+  return Promise.race([exited, sleep(5000).then(() => void child.kill('SIGKILL'))]);
+}
+
+const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1));
+
+function latencyTable(classes: MixClass[], gateway: RunResult, bare: RunResult): string[] {
+  const lines = [
+    `${'class'.padEnd(20)} ${'gateway p50'.padStart(11)} ${'p99'.padStart(7)} ${'max'.padStart(7)} ${'req/s'.padStart(6)} ${'err'.padStart(4)}` +
+      ` | ${'bare p50'.padStart(8)} ${'p99'.padStart(7)} ${'req/s'.padStart(6)} | ${'p99 ≤ 50'.padStart(8)}`,
+  ];
+  for (const c of classes) {
+    const g = gateway.classes.find((x) => x.name === c.name)!;
+    const b = bare.classes.find((x) => x.name === c.name)!;
+    lines.push(
+      `${c.name.padEnd(20)} ${fmt(g.p50).padStart(11)} ${fmt(g.p99).padStart(7)} ${fmt(g.max).padStart(7)} ${fmt(g.throughput).padStart(6)} ${String(g.errors).padStart(4)}` +
+        ` | ${fmt(b.p50).padStart(8)} ${fmt(b.p99).padStart(7)} ${fmt(b.throughput).padStart(6)} | ${(g.p99 <= P99_TARGET_MS && g.errors === 0 ? 'ok' : 'MISSED').padStart(8)}`,
+    );
+  }
+  lines.push(
+    `${'all'.padEnd(20)} ${''.padStart(11)} ${''.padStart(7)} ${''.padStart(7)} ${fmt(gateway.throughput).padStart(6)} ${String(gateway.errors).padStart(4)}` +
+      ` | ${''.padStart(8)} ${''.padStart(7)} ${fmt(bare.throughput).padStart(6)} |`,
+  );
+  return lines;
+}
+
+function throughputTable(classes: MixClass[], gateway: RunResult, bare: RunResult): string[] {
+  const lines = [
+    `${'class'.padEnd(20)} ${'gateway req/s'.padStart(13)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} | ${'bare req/s'.padStart(10)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} | ${'ratio'.padStart(5)}`,
+  ];
+  for (const c of classes) {
+    const g = gateway.classes.find((x) => x.name === c.name)!;
+    const b = bare.classes.find((x) => x.name === c.name)!;
+    lines.push(
+      `${c.name.padEnd(20)} ${fmt(g.throughput).padStart(13)} ${fmt(g.p50).padStart(7)} ${fmt(g.p99).padStart(7)} | ${fmt(b.throughput).padStart(10)} ${fmt(b.p50).padStart(7)} ${fmt(b.p99).padStart(7)} | ${(g.throughput / b.throughput).toFixed(2).padStart(5)}`,
+    );
+  }
+  lines.push(
+    `${'all'.padEnd(20)} ${fmt(gateway.throughput).padStart(13)} ${''.padStart(7)} ${''.padStart(7)} | ${fmt(bare.throughput).padStart(10)} ${''.padStart(7)} ${''.padStart(7)} | ${(gateway.throughput / bare.throughput).toFixed(2).padStart(5)}`,
+  );
+  return lines;
+}
+
+async function main(): Promise<number> {
+  const options = parseArgs(process.argv.slice(2));
+  log(`${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
+  const dataset = await prepareDataset(options);
+
+  const db = await createDataSource({ url: dataset.databaseUrl, poolSize: 2, applicationName: 'bench-query' }).initialize();
+  const { classes, notes } = await buildMix(db);
+  await db.destroy();
+  for (const note of notes) log(`mix: ${note}`);
+
+  // Plans of every statement of every request variant.
+  const pg = new PgPool({ connectionString: dataset.databaseUrl, max: 2 });
+  const plans: { class: string; path: string; statements: ExplainedStatement[] }[] = [];
+  for (const c of classes) {
+    for (const path of c.paths) plans.push({ class: c.name, path, statements: await explain(pg, path) });
+  }
+  await pg.end();
+  const seqScans = plans.flatMap((p) => p.statements.filter((s) => s.seqScanOnAuctions).map((s) => `${p.path} [${s.label}]`));
+
+  const rabbitUrl = createVhost(BENCH_DATABASE);
+  const gatewayPort = await freePort();
+  const barePort = await freePort();
+  const dist = join(__dirname, '../../..');
+  let query: ChildProcess | undefined;
+  let gateway: ChildProcess | undefined;
+  let bare: ChildProcess | undefined;
+  try {
+    query = start(join(dist, 'apps/query/src/main.js'), {
+      DATABASE_URL: dataset.databaseUrl,
+      RABBITMQ_URL: rabbitUrl,
+      HEALTH_PORT: '0',
+      DATABASE_POOL_SIZE: '10',
+    });
+    gateway = start(join(dist, 'apps/gateway/src/main.js'), {
+      DATABASE_URL: dataset.databaseUrl,
+      RABBITMQ_URL: rabbitUrl,
+      PORT: String(gatewayPort),
+      HOST: '127.0.0.1',
+      METERING_ENABLED: 'false',
+      DATABASE_POOL_SIZE: '2',
+    });
+    bare = start(join(__dirname, 'bare-server.js'), {
+      DATABASE_URL: dataset.databaseUrl,
+      PORT: String(barePort),
+      DATABASE_POOL_SIZE: '10',
+    });
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    const bareUrl = `http://127.0.0.1:${barePort}`;
+    await waitReady(`${gatewayUrl}/auctions?limit=1`, gateway, 'gateway + query service');
+    await waitReady(`${bareUrl}/auctions?limit=1`, bare, 'bare server');
+    log(`gateway ${gatewayUrl} (query service over RabbitMQ), bare ${bareUrl}; load average ${load()}`);
+
+    const mix = interleave(classes);
+    const gatewayClient = createClient(gatewayUrl);
+    const bareClient = createClient(bareUrl);
+    const distinct = [...new Set(mix.map((r) => r.path))].map((path) => ({ name: 'warm-up', path }));
+    // Warm-up: each request once (the first count of a filter set is the uncached one), then a short run.
+    for (const r of distinct) {
+      await gatewayClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
+      await bareClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
+    }
+    const order = classes.map((c) => c.name);
+    await openLoop(gatewayClient, mix, options.rate, 5, new Recorder(order));
+    await openLoop(bareClient, mix, options.rate, 5, new Recorder(order));
+
+    // The machine is shared: gateway and bare alternate in slices of SLICE seconds, so both see
+    // the same background load.
+    const slices = Math.max(1, Math.round(options.seconds / SLICE));
+    log(`open loop at ${options.rate} req/s, ${slices} × ${SLICE} s each, alternating (load average ${load()})`);
+    const gatewayOpenRec = new Recorder(order);
+    const bareOpenRec = new Recorder(order);
+    for (let i = 0, g = 0, b = 0; i < slices; i += 1) {
+      g = await openLoop(gatewayClient, mix, options.rate, SLICE, gatewayOpenRec, g);
+      b = await openLoop(bareClient, mix, options.rate, SLICE, bareOpenRec, b);
+    }
+    const throughputSlices = Math.max(1, Math.round(options.throughputSeconds / SLICE));
+    log(`closed loop, ${options.concurrency} callers, ${throughputSlices} × ${SLICE} s each, alternating (load average ${load()})`);
+    const gatewayMaxRec = new Recorder(order);
+    const bareMaxRec = new Recorder(order);
+    for (let i = 0, g = 0, b = 0; i < throughputSlices; i += 1) {
+      g = await closedLoop(gatewayClient, mix, options.concurrency, SLICE, gatewayMaxRec, g);
+      b = await closedLoop(bareClient, mix, options.concurrency, SLICE, bareMaxRec, b);
+    }
+    const [gatewayOpen, bareOpen, gatewayMax, bareMax] = [gatewayOpenRec, bareOpenRec, gatewayMaxRec, bareMaxRec].map((r) =>
+      r.result(),
+    );
+    await gatewayClient.close();
+    await bareClient.close();
+
+    const out: string[] = [];
+    out.push(
+      `Query benchmark: ${dataset.auctions} auctions (${dataset.live} live), ${dataset.bids} bids; ` +
+        `${cpus().length} CPUs; load average at the end ${load()} (machine shared with other work)`,
+    );
+    out.push('', 'Request mix:');
+    for (const c of classes) out.push(`  ${c.name.padEnd(20)} ${c.description}: ${c.paths.join('  ')}`);
+    for (const note of notes) out.push(`  · ${note}`);
+    out.push(
+      '',
+      `Latency in ms at ${options.rate} req/s (open loop, ${options.seconds} s each in alternating ${SLICE} s slices, from the scheduled send time):`,
+    );
+    out.push(...latencyTable(classes, gatewayOpen, bareOpen));
+    out.push('', `Maximum throughput (closed loop, ${options.concurrency} callers, ${options.throughputSeconds} s each in alternating ${SLICE} s slices):`);
+    out.push(...throughputTable(classes, gatewayMax, bareMax));
+    out.push('', 'Statements per request (EXPLAIN ANALYZE; "count (uncached)" is what a count-cache miss costs):');
+    for (const p of plans) {
+      const timings = p.statements.map((s) => `${s.label} ${s.ms.toFixed(2)} ms${s.seqScanOnAuctions ? ' SEQ SCAN' : ''}`).join(', ');
+      out.push(`  ${p.class.padEnd(20)} ${p.path}\n  ${''.padEnd(20)} ${timings}`);
+      if (options.plans) for (const s of p.statements) out.push(`--- ${s.label}\n${s.plan}`);
+    }
+    const failures = [...gatewayOpen.failures, ...gatewayMax.failures, ...bareOpen.failures, ...bareMax.failures];
+    if (failures.length) out.push('', 'Unexpected answers:', ...failures.map((f) => `  ${f}`));
+
+    const missed = gatewayOpen.classes.filter((c) => c.p99 > P99_TARGET_MS || c.errors > 0).map((c) => c.name);
+    const ratio = gatewayMax.throughput / bareMax.throughput;
+    out.push('');
+    out.push(`p99 ≤ ${P99_TARGET_MS} ms at ${options.rate} req/s, every class: ${missed.length ? `MISSED (${missed.join(', ')})` : 'ok'}`);
+    out.push(`gateway/bare throughput ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}): ${ratio >= RATIO_TARGET ? 'ok' : 'MISSED'}`);
+    out.push(`sequential scans of auctions: ${seqScans.length ? seqScans.join('; ') : 'none'}`);
+    console.log(out.join('\n'));
+    console.log(
+      JSON.stringify({
+        dataset,
+        rate: options.rate,
+        gateway: { open: gatewayOpen, max: gatewayMax },
+        bare: { open: bareOpen, max: bareMax },
+        ratio,
+        seqScans,
+        load: loadavg(),
+      }),
+    );
+    return missed.length === 0 && ratio >= RATIO_TARGET && seqScans.length === 0 ? 0 : 1;
+  } finally {
+    await Promise.all([stop(gateway), stop(query), stop(bare)]);
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,81 @@
+/** Command-line arguments of `npm run datagen`. */
+import { DEFAULT_AUCTIONS, DEFAULT_LIVE, DEFAULT_SEED, currentUtcDate } from './generator';
+import { parseDate } from './time';
+
+export class UsageError extends Error {}
+
+export interface CliOptions {
+  auctions: number;
+  live: number;
+  seed: string;
+  today: string;
+  out: string;
+  quiet: boolean;
+}
+
+export const USAGE = `Usage: npm run datagen -- --out FILE.ndjson [--auctions N] [--seed S] [--today YYYY-MM-DD] [--live N] [--quiet]
+
+Writes a deterministic synthetic data set of auction observations (DESIGN.md §7), one JSON object
+per line: N completed auctions (default ${DEFAULT_AUCTIONS}) ending from 2018-01-01 to the day before
+--today, then --live live auctions (default ${DEFAULT_LIVE}) ending within 10 days after it.
+
+  --out FILE      output file (written as FILE.tmp, then renamed); "-" writes to standard output
+  --auctions N    completed auctions (default ${DEFAULT_AUCTIONS})
+  --seed S        any string (default "${DEFAULT_SEED}")
+  --today DATE    the data set's "today" (default: the current UTC date)
+  --live N        live auctions (default ${DEFAULT_LIVE})
+  --quiet         no progress on standard error
+
+The output is byte-identical for the same --seed, --today, --auctions and --live.`;
+
+function integer(name: string, value: string, max: number): number {
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a non-negative integer (got "${value}")`);
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n > max) throw new UsageError(`--${name} must be at most ${max} (got ${value})`);
+  return n;
+}
+
+/** Parses `argv` (without node and script); throws UsageError with a message on bad input. */
+export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
+  const values = new Map<string, string>();
+  let quiet = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--help' || arg === '-h') return 'help';
+    if (arg === '--quiet') {
+      quiet = true;
+      continue;
+    }
+    const m = /^--([a-z]+)(?:=(.*))?$/.exec(arg);
+    if (!m) throw new UsageError(`unexpected argument "${arg}"`);
+    const name = m[1];
+    if (!['auctions', 'live', 'seed', 'today', 'out'].includes(name)) throw new UsageError(`unknown option --${name}`);
+    if (values.has(name)) throw new UsageError(`--${name} given twice`);
+    let value = m[2];
+    if (value === undefined) {
+      value = argv[i + 1];
+      if (value === undefined || (value.startsWith('--') && value !== '-')) throw new UsageError(`--${name} needs a value`);
+      i++;
+    }
+    values.set(name, value);
+  }
+  const out = values.get('out');
+  if (out === undefined || out === '') throw new UsageError('--out FILE is required');
+  const today = values.get('today') ?? currentUtcDate();
+  try {
+    if (parseDate(today) < parseDate('2018-03-01')) throw new UsageError(`--today must be 2018-03-01 or later (got ${today})`);
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`--today must be a date YYYY-MM-DD (got "${today}")`);
+  }
+  const seed = values.get('seed') ?? DEFAULT_SEED;
+  if (seed === '') throw new UsageError('--seed must not be empty');
+  return {
+    auctions: values.has('auctions') ? integer('auctions', values.get('auctions') as string, 50_000_000) : DEFAULT_AUCTIONS,
+    live: values.has('live') ? integer('live', values.get('live') as string, 1_000_000) : DEFAULT_LIVE,
+    seed,
+    today,
+    out,
+    quiet,
+  };
+}

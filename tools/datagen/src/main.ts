@@ -1,0 +1,74 @@
+/**
+ * `npm run datagen -- --out FILE.ndjson [--auctions N] [--seed S] [--today YYYY-MM-DD] [--live N]`
+ * Exit codes: 0 done, 1 failure while writing, 2 bad arguments.
+ */
+import { USAGE, UsageError, parseArgs } from './args';
+import { generateObservations, newSummary } from './generator';
+import { writeLines, writeNdjsonFile } from './write';
+
+async function main(argv: readonly string[]): Promise<number> {
+  let options;
+  try {
+    options = parseArgs(argv);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`datagen: ${error.message}\n\n${USAGE}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  if (options === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const total = options.auctions + options.live;
+  const started = Date.now();
+  let lastReport = 0;
+  const progress = (count: number): void => {
+    if (options.quiet) return;
+    const now = Date.now();
+    if (count < total && now - lastReport < 1000) return;
+    lastReport = now;
+    const pct = total === 0 ? 100 : Math.floor((count / total) * 100);
+    process.stderr.write(`datagen: ${count.toLocaleString('en-US')}/${total.toLocaleString('en-US')} (${pct}%) ${((now - started) / 1000).toFixed(1)}s\n`);
+  };
+  const summary = newSummary();
+  const observations = generateObservations(
+    { auctions: options.auctions, live: options.live, seed: options.seed, today: options.today },
+    summary,
+  );
+  const result =
+    options.out === '-'
+      ? await writeLines(process.stdout, observations, progress)
+      : await writeNdjsonFile(options.out, observations, progress);
+  if (!options.quiet) {
+    const report = {
+      out: options.out,
+      seed: options.seed,
+      today: options.today,
+      observations: result.count,
+      bytes: result.bytes,
+      seconds: Number(((Date.now() - started) / 1000).toFixed(1)),
+      completed: summary.completed,
+      live: summary.live,
+      bids: summary.bids,
+      junk_listings: summary.junk,
+      listings_with_make_alias: summary.aliasedMakes,
+      canonical_makes: summary.makes.size,
+      canonical_models: summary.models.size,
+      by_source_status: summary.bySourceStatus,
+    };
+    process.stderr.write(`${JSON.stringify(report, null, 2)}\n`);
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`datagen: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,72 @@
+import 'reflect-metadata';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { readLocalInstance } from '@cars/runtime';
+import { IngestOptions, ingestToHttp, ingestToRabbit, parseArgs } from './ingest';
+import { Progress } from './progress';
+
+/**
+ * `npm run ingest -- FILE.ndjson [--rate N]`: publishes each line of the file as one observation
+ * (DESIGN.md §7). With RABBITMQ_URL: to the `observations` queue with publisher confirms.
+ * Without it: to the running quick-start instance's loopback ingestion endpoint.
+ * Progress on stderr; a JSON summary on stdout; non-zero exit with a message on error.
+ */
+async function main(argv: string[]): Promise<number> {
+  let options: IngestOptions;
+  try {
+    options = parseArgs(argv);
+  } catch (error) {
+    console.error(`ingest: ${error instanceof Error ? error.message : String(error)}`);
+    console.error('usage: npm run ingest -- FILE.ndjson [--rate N]');
+    return 2;
+  }
+  try {
+    await stat(options.file);
+    const total = await countLines(options.file);
+    const progress = new Progress(total);
+    const lines = readLines(options.file);
+    const url = process.env.RABBITMQ_URL;
+    let summary: Record<string, unknown>;
+    if (url) {
+      summary = await ingestToRabbit(url, lines, options, progress);
+    } else {
+      const instance = readLocalInstance();
+      if (!instance?.ingestUrl) {
+        throw new Error('Set RABBITMQ_URL, or start the quick-start instance first (npm start).');
+      }
+      summary = await ingestToHttp(instance.ingestUrl, lines, options, progress);
+    }
+    progress.finish();
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    return 0;
+  } catch (error) {
+    console.error(`\ningest: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
+/** Lines of the file; the reader opens on first iteration (a readline interface left unread loses lines). */
+async function* readLines(file: string): AsyncGenerator<string> {
+  const reader = createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity });
+  for await (const line of reader) yield line;
+}
+
+/** Non-blank lines of the file (what will be published), for the ETA. */
+async function countLines(file: string): Promise<number> {
+  let count = 0;
+  let content = false;
+  for await (const chunk of createReadStream(file)) {
+    for (const byte of chunk as Buffer) {
+      if (byte === 10) {
+        if (content) count += 1;
+        content = false;
+      } else if (byte !== 13 && byte !== 32 && byte !== 9) {
+        content = true;
+      }
+    }
+  }
+  return content ? count + 1 : count;
+}
+
+void main(process.argv.slice(2)).then((code) => process.exit(code));
