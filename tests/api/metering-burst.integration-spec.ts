@@ -1,0 +1,143 @@
+import { openTestDataSource } from '@cars/testing';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource } from 'typeorm';
+import { AccessProbeModule } from './support/access-probe.module';
+import { createTestAccount, settledUsage } from './support/accounts';
+import { bearer, JsonResponse, request } from './support/http';
+import { countRedisPrefix, deleteRedisPrefix, TEST_REDIS_URL, uniqueRedisPrefix } from './support/redis';
+import { startTestGateway, startTestStack, TestStack } from './support/stack';
+
+/**
+ * Burst limit: a token bucket per API key in Redis, shared by gateway replicas. The rate here is
+ * low (1 token/s) so that refills during a test stay within a one-request tolerance.
+ */
+describe('burst limit', () => {
+  const CAPACITY = 8;
+  const RATE = 1;
+  const redisPrefix = uniqueRedisPrefix('burst');
+  let db: DataSource;
+  let stack: TestStack;
+  let second: { url: string; gateway: NestFastifyApplication };
+
+  beforeAll(async () => {
+    db = await openTestDataSource();
+    const access = { redisUrl: TEST_REDIS_URL, redisKeyPrefix: redisPrefix, burstCapacity: CAPACITY, burstRatePerSecond: RATE };
+    stack = await startTestStack({ services: [], gatewayImports: [AccessProbeModule], access });
+    second = await startTestGateway({ gatewayImports: [AccessProbeModule], access });
+  });
+
+  afterAll(async () => {
+    await second?.gateway.close();
+    await stack?.close();
+    await db?.destroy();
+    await deleteRedisPrefix(redisPrefix);
+    expect(await countRedisPrefix(redisPrefix)).toBe(0);
+  });
+
+  const statuses = (responses: JsonResponse[]) => ({
+    ok: responses.filter((r) => r.status === 200).length,
+    limited: responses.filter((r) => r.status === 429).length,
+  });
+
+  it('is shared by two gateway instances: one bucket per key across replicas', async () => {
+    const account = await createTestAccount(db, { plan: '10k' });
+    const urls = [stack.url, second.url];
+    const started = Date.now();
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => request(`${urls[i % 2]}/probe-access/open`, bearer(account.apiKey))),
+    );
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * RATE);
+    const { ok, limited } = statuses(responses);
+    // Alone, each replica would allow CAPACITY (2 × CAPACITY in all); shared, CAPACITY plus what refilled meanwhile.
+    expect(ok).toBeGreaterThanOrEqual(CAPACITY);
+    expect(ok).toBeLessThanOrEqual(CAPACITY + refilled);
+    expect(ok).toBeLessThan(2 * CAPACITY);
+    expect(ok + limited).toBe(30);
+    const servedBy = new Set(responses.map((r, i) => (r.status === 200 ? urls[i % 2] : null)).filter(Boolean));
+    expect(servedBy.size).toBe(2);
+    expect(await countRedisPrefix(redisPrefix)).toBeGreaterThan(0);
+  });
+
+  it('answers 429 Rate Limit Exceeded with Retry-After and a message naming the limit', async () => {
+    const account = await createTestAccount(db, { plan: '1k' });
+    const responses: JsonResponse[] = [];
+    for (let i = 0; i < CAPACITY + 2; i += 1) responses.push(await request(`${second.url}/probe-access/open`, bearer(account.apiKey)));
+    const limited = responses.find((r) => r.status === 429)!;
+    expect(limited.body).toEqual({
+      error: 'Rate Limit Exceeded',
+      message: `Burst limit exceeded: the 1K plan allows ${RATE} requests per second per API key, in bursts of up to ${CAPACITY}; retry after 1 s`,
+    });
+    expect(limited.headers.get('retry-after')).toBe('1');
+
+    // After Retry-After, a token is back.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await request(`${stack.url}/probe-access/open`, bearer(account.apiKey))).status).toBe(200);
+  });
+
+  it('keeps one bucket per key, and a burst 429 on a counted route does not count', async () => {
+    const a = await createTestAccount(db, { plan: '1k' });
+    const b = await createTestAccount(db, { plan: '1k' });
+    const started = Date.now();
+    const burst = await Promise.all(
+      Array.from({ length: CAPACITY + 6 }, () => request(`${stack.url}/probe-access/counted`, bearer(a.apiKey))),
+    );
+    const { ok, limited } = statuses(burst);
+    expect(ok).toBeLessThanOrEqual(CAPACITY + Math.ceil(((Date.now() - started) / 1000) * RATE));
+    expect(limited).toBeGreaterThan(0);
+    expect(await settledUsage(db, a.accountId)).toEqual({ used: ok, reserved: 0 });
+    expect((await request(`${stack.url}/probe-access/counted`, bearer(b.apiKey))).status).toBe(200);
+  });
+
+  it('applies to public routes never, and to unauthenticated requests never (they are 401 first)', async () => {
+    for (let i = 0; i < CAPACITY * 2; i += 1) {
+      expect((await request(`${stack.url}/probe-access/public`)).status).toBe(200);
+      expect((await request(`${stack.url}/probe-access/open`)).status).toBe(401);
+    }
+  });
+});
+
+describe('burst limit without Redis', () => {
+  let db: DataSource;
+
+  beforeAll(async () => {
+    db = await openTestDataSource();
+  });
+
+  afterAll(async () => {
+    await db?.destroy();
+  });
+
+  it('fails open to per-process buckets while Redis is unreachable', async () => {
+    // Port 1 on loopback: nothing listens, connections are refused at once.
+    const gateway = await startTestGateway({
+      gatewayImports: [AccessProbeModule],
+      access: { redisUrl: 'redis://127.0.0.1:1', redisKeyPrefix: 'unused:', burstCapacity: 5, burstRatePerSecond: 0.01 },
+    });
+    try {
+      const account = await createTestAccount(db, { plan: '1k' });
+      const started = Date.now();
+      const responses: JsonResponse[] = [];
+      for (let i = 0; i < 8; i += 1) responses.push(await request(`${gateway.url}/probe-access/open`, bearer(account.apiKey)));
+      expect(responses.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+      // No request waited for Redis (connection refused at once; commands never queue).
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await gateway.gateway.close();
+    }
+  });
+
+  it('uses per-process buckets when no REDIS_URL is configured', async () => {
+    const gateway = await startTestGateway({
+      gatewayImports: [AccessProbeModule],
+      access: { redisUrl: undefined, burstCapacity: 3, burstRatePerSecond: 0.01 },
+    });
+    try {
+      const account = await createTestAccount(db, { plan: '1k' });
+      const codes: number[] = [];
+      for (let i = 0; i < 5; i += 1) codes.push((await request(`${gateway.url}/probe-access/open`, bearer(account.apiKey))).status);
+      expect(codes).toEqual([200, 200, 200, 429, 429]);
+    } finally {
+      await gateway.gateway.close();
+    }
+  });
+});

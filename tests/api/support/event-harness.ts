@@ -1,0 +1,86 @@
+import { AnyEventEnvelope, eventRoutingFromHeaders, EventRouting, Exchanges, Queues } from '@cars/contracts';
+import { assertEventTopology, assertObservationTopology } from '@cars/messaging';
+import { ChannelModel, ConfirmChannel, connect, ConsumeMessage } from 'amqplib';
+
+/** Test support (used by this lib's integration specs only): publish observations, collect events. */
+export interface ReceivedEvent {
+  envelope: AnyEventEnvelope;
+  routingKey: string;
+  routing: EventRouting;
+  headers: Record<string, unknown>;
+  messageId: string | undefined;
+}
+
+export interface DeadLetter {
+  body: string;
+  headers: Record<string, unknown>;
+}
+
+export class EventHarness {
+  readonly events: ReceivedEvent[] = [];
+  readonly deadLetters: DeadLetter[] = [];
+
+  private constructor(
+    private readonly connection: ChannelModel,
+    private readonly channel: ConfirmChannel,
+  ) {}
+
+  /** Binds a queue of its own to `auction.events` (`#`) and listens to the dead-letter queue. */
+  static async create(url: string, queue = `test.events.${process.pid}.${Date.now()}`): Promise<EventHarness> {
+    const connection = await connect(url, { noDelay: true });
+    const channel = await connection.createConfirmChannel();
+    await assertEventTopology(channel);
+    await assertObservationTopology(channel);
+    await channel.assertQueue(queue, { durable: true });
+    await channel.bindQueue(queue, Exchanges.AuctionEvents, '#');
+    const harness = new EventHarness(connection, channel);
+    await channel.consume(queue, (message) => message && harness.onEvent(message), { noAck: true });
+    await channel.consume(
+      Queues.ObservationsDeadLetter,
+      (message) =>
+        message &&
+        harness.deadLetters.push({ body: message.content.toString('utf8'), headers: message.properties.headers ?? {} }),
+      { noAck: true },
+    );
+    return harness;
+  }
+
+  private onEvent(message: ConsumeMessage): void {
+    const headers = (message.properties.headers ?? {}) as Record<string, unknown>;
+    this.events.push({
+      envelope: JSON.parse(message.content.toString('utf8')) as AnyEventEnvelope,
+      routingKey: message.fields.routingKey,
+      routing: eventRoutingFromHeaders(headers),
+      headers,
+      messageId: typeof message.properties.messageId === 'string' ? message.properties.messageId : undefined,
+    });
+  }
+
+  /** Publishes observations (objects as JSON, strings as they are) to `observations`, confirmed. */
+  async publish(...messages: (object | string)[]): Promise<void> {
+    for (const message of messages) {
+      const body = typeof message === 'string' ? message : JSON.stringify(message);
+      this.channel.sendToQueue(Queues.Observations, Buffer.from(body), { persistent: true, contentType: 'application/json' });
+    }
+    await this.channel.waitForConfirms();
+  }
+
+  async waitFor<T>(probe: () => T | undefined | false, timeoutMs = 15000, what = 'condition'): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const value = probe();
+      if (value) return value;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  eventsOf(type: string, auctionId?: string): ReceivedEvent[] {
+    return this.events.filter((e) => e.envelope.type === type && (auctionId === undefined || e.routing.auction_id === auctionId));
+  }
+
+  async close(): Promise<void> {
+    await this.channel.close().catch(() => undefined);
+    await this.connection.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,89 @@
+import { openTestDataSource, truncate } from '@cars/testing';
+import { DataSource } from 'typeorm';
+import { request } from './support/http';
+import { AppProcess, freePort, startApp, waitForOk } from './support/processes';
+
+/**
+ * The production topology: six apps as separate processes over the real RabbitMQ vhost and
+ * PostgreSQL database of this run.
+ */
+describe('distributed topology (separate processes)', () => {
+  const apps = new Map<string, AppProcess>();
+  const healthPorts = new Map<string, number>();
+  let gatewayUrl: string;
+  let db: DataSource;
+
+  const env = (extra: Record<string, string>) => ({
+    DATABASE_URL: process.env.DATABASE_URL!,
+    RABBITMQ_URL: process.env.RABBITMQ_URL!,
+    DATABASE_POOL_SIZE: '3',
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    db = await openTestDataSource();
+    await truncate(db, 'models', 'makes');
+    await db.query(`INSERT INTO makes (name) VALUES ('Porsche'), ('Ferrari')`);
+    await db.query(`INSERT INTO models (make_id, name) SELECT id, '911' FROM makes WHERE name = 'Porsche'`);
+
+    for (const name of ['query', 'stats', 'webhooks', 'change-detector', 'delivery-worker']) {
+      const port = await freePort();
+      healthPorts.set(name, port);
+      apps.set(name, startApp(name, env({ HEALTH_PORT: String(port) })));
+    }
+    const port = await freePort();
+    healthPorts.set('gateway', port);
+    apps.set('gateway', startApp('gateway', env({ PORT: String(port), HOST: '127.0.0.1', RPC_TIMEOUT_MS: '3000' })));
+    gatewayUrl = `http://127.0.0.1:${port}`;
+  }, 30000);
+
+  afterAll(async () => {
+    await Promise.all([...apps.values()].map((app) => app.stop()));
+    await db?.destroy();
+  });
+
+  it('starts the six apps, each reporting ready', async () => {
+    for (const [name, port] of healthPorts) {
+      await waitForOk(`http://127.0.0.1:${port}/health/ready`).catch((error: unknown) => {
+        throw new Error(`${name}: ${String(error)}\n${apps.get(name)!.output()}`);
+      });
+    }
+  }, 60000);
+
+  it('answers /models across RabbitMQ', async () => {
+    const res = await request(`${gatewayUrl}/models?make=Porsche`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ data: ['911'] });
+  });
+
+  it('answers 503 within 5 s while the query service is down, and 200 again once it is back', async () => {
+    await apps.get('query')!.stop();
+
+    const started = Date.now();
+    const down = await request(`${gatewayUrl}/models?make=Porsche`);
+    const elapsed = Date.now() - started;
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ error: 'Service Unavailable', message: expect.stringContaining('query') });
+    expect(elapsed).toBeLessThan(5000);
+
+    const port = await freePort();
+    apps.set('query', startApp('query', env({ HEALTH_PORT: String(port) })));
+    await waitForOk(`http://127.0.0.1:${port}/health/ready`);
+    // The gateway was not restarted: the same process answers again.
+    const deadline = Date.now() + 10000;
+    let back = await request(`${gatewayUrl}/models?make=Porsche`);
+    while (back.status !== 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      back = await request(`${gatewayUrl}/models?make=Porsche`);
+    }
+    expect(back.status).toBe(200);
+    expect(back.body).toEqual({ data: ['911'] });
+  }, 40000);
+
+  it('never writes the Authorization header to the logs', async () => {
+    await request(`${gatewayUrl}/models?make=Porsche`, { headers: { authorization: 'Bearer cca_secret_value_123' } });
+    await request(`${gatewayUrl}/no-such-route`, { headers: { authorization: 'Bearer cca_secret_value_123' } });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(apps.get('gateway')!.output()).not.toContain('cca_secret_value_123');
+  });
+});
