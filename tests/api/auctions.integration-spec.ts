@@ -199,6 +199,36 @@ describe('auction routes through the gateway over RabbitMQ', () => {
       expect((await get('/auctions?keyword=Speedster')).body.meta.total).toBe(1);
     });
 
+    it('finds any substring of a description, inside words and across them, as ILIKE would', async () => {
+      // 'Numbers-matching engine, 100% documented.' (and the factory's 'A numbers-matching 911S with a rebuilt engine.')
+      expect(idsOf(await get('/auctions?keyword=atchin'))).toEqual([ids.a911_67, ids.boxster]); // by date, newest first
+      expect(idsOf(await get('/auctions?keyword=ocumente'))).toEqual([ids.a911_67]);
+      expect(idsOf(await get('/auctions?keyword=NUMBERS-MATCHING%20ENGINE'))).toEqual([ids.a911_67]);
+      expect(idsOf(await get('/auctions?keyword=ngine%2C%20100%25%20doc'))).toEqual([ids.a911_67]);
+      expect(idsOf(await get('/auctions?keyword=engine%2C%20100%25%20doc'))).toEqual([ids.a911_67]);
+      // Every count agrees with ILIKE over the whole table (short fragments are tested row by row).
+      const keywords = ['engine 100', 'matching  engine', 's t', 'it', 'gullwing it is', 'roadster.', 'wheels', 'Rudge wheels.', 'GT'];
+      for (const keyword of keywords) {
+        const [{ n }] = await db.query(
+          `SELECT count(*)::int AS n FROM auctions WHERE NOT is_live AND (title ILIKE $1 OR description ILIKE $1)`,
+          [`%${keyword}%`],
+        );
+        expect({ keyword, total: (await get(`/auctions?keyword=${encodeURIComponent(keyword)}&limit=100`)).body.meta.total }).toEqual({ keyword, total: n });
+      }
+    });
+
+    it('finds words that reach descriptions after the first write, by insert or update', async () => {
+      const [added] = await insertAuctions(db, [{ title: 'Plain title', description: 'Finished in Quetzalcoatl green.' }]);
+      try {
+        expect(idsOf(await get('/auctions?keyword=zalcoat'))).toEqual([added]);
+        await db.query(`UPDATE auctions SET description = 'Now in Xochipilli orange.' WHERE id = $1`, [added]);
+        expect(idsOf(await get('/auctions?keyword=xochipilli%20or'))).toEqual([added]);
+        expect((await get('/auctions?keyword=zalcoat')).body.meta.total).toBe(0);
+      } finally {
+        await db.query(`DELETE FROM auctions WHERE id = $1`, [added]);
+      }
+    });
+
     it('sorts by each key in both directions, nulls last, ties by id', async () => {
       const priceDesc = idsOf(await get('/auctions?sort=price'));
       expect(priceDesc).toEqual([

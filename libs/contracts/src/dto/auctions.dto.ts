@@ -118,7 +118,7 @@ export abstract class AuctionFilterQueryDto {
 
   @ApiPropertyOptional({
     description:
-      'Case-insensitive substring of the title or the description (surrounding spaces ignored). Keywords of three or more characters are served by a trigram index.',
+      'Case-insensitive substring of the title or the description (surrounding spaces ignored). Keywords with a word of three or more characters are served by indexes.',
     minLength: 1,
     maxLength: 100,
     example: 'matching numbers',

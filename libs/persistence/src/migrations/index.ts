@@ -3,6 +3,7 @@ import { ChangeDetection1763800000000 } from './1763800000000-ChangeDetection';
 import { QueryIndexes1763900000000 } from './1763900000000-QueryIndexes';
 import { Accounts1764000000000 } from './1764000000000-Accounts';
 import { StatsRollups1764100000000 } from './1764100000000-StatsRollups';
+import { DescriptionTokens1764200000000 } from './1764200000000-DescriptionTokens';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   QueryIndexes1763900000000,
   Accounts1764000000000,
   StatsRollups1764100000000,
+  DescriptionTokens1764200000000,
 ];

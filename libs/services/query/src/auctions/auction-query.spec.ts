@@ -1,4 +1,12 @@
-import { countQuery, escapeLike, filtersKey, keywordStrategy, pageQuery } from './auction-query';
+import {
+  countQuery,
+  descriptionTokenPatterns,
+  escapeLike,
+  filtersKey,
+  keywordIndexable,
+  keywordStrategy,
+  pageQuery,
+} from './auction-query';
 
 describe('auction SQL', () => {
   it('binds every filter as a parameter, with the scope first', () => {
@@ -38,7 +46,45 @@ describe('auction SQL', () => {
 
   it('escapes LIKE wildcards in keywords', () => {
     expect(escapeLike('100%_a\\b')).toBe('100\\%\\_a\\\\b');
-    expect(countQuery('completed', { keyword: '50%' }).values).toEqual(['%50\\%%']);
+    expect(countQuery('completed', { keyword: '50%' }).values).toEqual(['%50\\%%', '%50\\%%']);
+    expect(countQuery('live', { keyword: '50%' }).values).toEqual(['%50\\%%']);
+  });
+
+  it('finds description candidates through the token vocabulary, then tests ILIKE on each', () => {
+    const { text, values } = countQuery('completed', { keyword: 'matching numbers' });
+    expect(text).toBe(
+      'SELECT count(*)::int AS total FROM auctions WHERE NOT is_live AND (title ILIKE $1 OR (' +
+        "string_to_array(description, ' ') && (SELECT coalesce(array_agg(token), '{}') FROM description_tokens WHERE token ILIKE $2) AND " +
+        "string_to_array(description, ' ') && (SELECT coalesce(array_agg(token), '{}') FROM description_tokens WHERE token ILIKE $3) AND " +
+        'description ILIKE $1))',
+    );
+    expect(values).toEqual(['%matching numbers%', '%matching', 'numbers%']);
+    // A page that walks the sort index tests rows one by one: no lookups.
+    const walk = pageQuery({
+      scope: 'completed',
+      filters: { keyword: 'matching numbers' },
+      order: { sort: 'date', direction: 'desc' },
+      limit: 50,
+      keywordStrategy: 'walk',
+    });
+    expect(walk.text).not.toContain('description_tokens');
+    expect(walk.text).toContain('(title ILIKE $1 OR description ILIKE $1)');
+  });
+
+  it('derives one vocabulary pattern per fragment from where the keyword has spaces', () => {
+    // One fragment: a token containing it.
+    expect(descriptionTokenPatterns('atching')).toEqual(['%atching%']);
+    // First fragment ends a token, middle ones are whole tokens, the last starts one.
+    expect(descriptionTokenPatterns('engine, 100% docs')).toEqual(['%engine,', '100\\%', 'docs%']);
+    // Leading or trailing spaces bound the fragment next to them.
+    expect(descriptionTokenPatterns(' dino ')).toEqual(['dino']);
+    expect(descriptionTokenPatterns('dino  gt')).toEqual(['%dino']);
+    // Fragments under three characters are not looked up.
+    expect(descriptionTokenPatterns('a b')).toEqual([]);
+    expect(descriptionTokenPatterns('V12 is ok')).toEqual(['%V12']);
+    expect(keywordIndexable('V12 is ok')).toBe(true);
+    expect(keywordIndexable('a b c')).toBe(false);
+    expect(keywordIndexable('gt')).toBe(false);
   });
 
   it('orders by the sort column with nulls last and the id tiebreaker, then reads rows by id', () => {
@@ -113,7 +159,7 @@ describe('auction SQL', () => {
     expect(filtersKey('completed', { make: 'A' })).not.toBe(filtersKey('completed', { model: 'A' }));
   });
 
-  it('walks the sort index for dense keyword matches and collects sparse ones through the trigram indexes', () => {
+  it('walks the sort index for dense keyword matches and collects sparse ones through the indexes', () => {
     // 1M rows, first page of 50: walking costs ~50M/matches row checks, collecting ~matches.
     expect(keywordStrategy(380_000, 1_000_000, 50, 'automatic')).toBe('walk');
     expect(keywordStrategy(17_000, 1_000_000, 50, 'concours')).toBe('walk');
@@ -121,8 +167,9 @@ describe('auction SQL', () => {
     expect(keywordStrategy(0, 1_000_000, 50, 'nothing')).toBe('bitmap');
     // Deep pages need more rows: collecting wins earlier.
     expect(keywordStrategy(17_000, 1_000_000, 10_000, 'concours')).toBe('bitmap');
-    // One or two characters have no trigram to look up.
+    // One or two characters have no trigram to look up, nor fragments this short a token.
     expect(keywordStrategy(10, 1_000_000, 50, 'gt')).toBe('walk');
+    expect(keywordStrategy(10, 1_000_000, 50, 'a b c')).toBe('walk');
   });
 
   it('brings the data version or the exact total along on every row of a page', () => {

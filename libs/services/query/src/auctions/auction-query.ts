@@ -84,7 +84,11 @@ export function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function whereClause(scope: AuctionScope, filters: AuctionFilters, params: Params, alias = ''): string[] {
+/**
+ * `tokens`: look description keywords up through the token index (for counts and `bitmap`
+ * pages); a `walk` page tests rows one by one, where the lookups would only add work.
+ */
+function whereClause(scope: AuctionScope, filters: AuctionFilters, params: Params, tokens: boolean, alias = ''): string[] {
   const c = (column: string) => `${alias}${column}`;
   const where = [scope === 'live' ? c('is_live') : `NOT ${c('is_live')}`];
   const equal: [keyof AuctionFilters, string][] = [
@@ -112,9 +116,43 @@ function whereClause(scope: AuctionScope, filters: AuctionFilters, params: Param
   }
   if (filters.keyword !== undefined) {
     const pattern = params.add(`%${escapeLike(filters.keyword)}%`);
-    where.push(`(${c('title')} ILIKE ${pattern} OR ${c('description')} ILIKE ${pattern})`);
+    // Completed rows: the token index narrows descriptions to candidates, ILIKE decides.
+    const lookups = tokens && scope === 'completed' ? descriptionTokenPatterns(filters.keyword) : [];
+    const candidates = lookups.map(
+      (p) =>
+        `string_to_array(${c('description')}, ' ') && ` +
+        `(SELECT coalesce(array_agg(token), '{}') FROM description_tokens WHERE token ILIKE ${params.add(p)})`,
+    );
+    const test = `${c('description')} ILIKE ${pattern}`;
+    const description = candidates.length === 0 ? test : `(${[...candidates, test].join(' AND ')})`;
+    where.push(`(${c('title')} ILIKE ${pattern} OR ${description})`);
   }
   return where;
+}
+
+/** Fragments shorter than this are not looked up (no trigram to find them by, and too broad to narrow). */
+const MIN_TOKEN_FRAGMENT = 3;
+
+/**
+ * The vocabulary lookups (`description_tokens`, migration DescriptionTokens) that find every
+ * description containing `keyword`. Split on spaces, the keyword `f1 f2 … fn` occurs only where a
+ * token ends with f1, tokens equal f2 … f(n-1) and a token starts with fn (n = 1: a token contains
+ * f1), case-insensitively: one ILIKE pattern per fragment long enough to look up. Empty when no
+ * fragment is (the description is then only tested row by row).
+ */
+export function descriptionTokenPatterns(keyword: string): string[] {
+  const parts = keyword.split(' ');
+  return parts.flatMap((part, i) => {
+    if ([...part].length < MIN_TOKEN_FRAGMENT) return [];
+    const start = i > 0 ? '' : '%'; // preceded by a space: a token starts with it
+    const end = i < parts.length - 1 ? '' : '%'; // followed by a space: a token ends with it
+    return [`${start}${escapeLike(part)}${end}`];
+  });
+}
+
+/** Whether a keyword filter of GET /auctions can be answered through indexes (title trigrams, description tokens). */
+export function keywordIndexable(keyword: string): boolean {
+  return [...keyword].length >= 3 && descriptionTokenPatterns(keyword).length > 0;
 }
 
 function orderBy(order: AuctionOrder, alias = ''): string {
@@ -159,6 +197,8 @@ export interface PageRequest {
    * empty page.
    */
   with?: 'data_version' | 'total';
+  /** How a keyword filter of /auctions finds its rows (default: through the indexes). */
+  keywordStrategy?: KeywordStrategy;
 }
 
 /**
@@ -169,7 +209,7 @@ export interface PageRequest {
  */
 export function pageQuery(request: PageRequest): SqlQuery {
   const params = new Params();
-  const filters = whereClause(request.scope, request.filters, params);
+  const filters = whereClause(request.scope, request.filters, params, request.keywordStrategy !== 'walk');
   const where = [...filters];
   const { column, type } = SORT_COLUMNS[request.order.sort];
   const desc = request.order.direction === 'desc';
@@ -203,7 +243,7 @@ export function pageQuery(request: PageRequest): SqlQuery {
 /** The exact number of items matching the filters (a separate statement, never a window count). */
 export function countQuery(scope: AuctionScope, filters: AuctionFilters): SqlQuery {
   const params = new Params();
-  const where = whereClause(scope, filters, params);
+  const where = whereClause(scope, filters, params, true);
   return { text: `SELECT count(*)::int AS total FROM auctions WHERE ${where.join(' AND ')}`, values: params.values };
 }
 
@@ -221,13 +261,13 @@ export const DATA_VERSION_QUERY: SqlQuery = {
  * count comes first for keyword filters) the choice is made here:
  * - `walk`: read the sort index in order and test each row; costs about needed × rows / matches
  *   row checks — cheap when matches are dense (a broad keyword);
- * - `bitmap`: collect every match through the trigram indexes, then sort; costs about `matches`
- *   row checks — cheap when they are few (a selective keyword).
+ * - `bitmap`: collect every match through the title trigram and description token indexes, then
+ *   sort; costs about `matches` row checks — cheap when they are few (a selective keyword).
  */
 export type KeywordStrategy = 'walk' | 'bitmap';
 
 export function keywordStrategy(matches: number, scopeRows: number, rowsNeeded: number, keyword: string): KeywordStrategy {
-  if (keyword.length < 3) return 'walk'; // no trigram to look up
+  if (!keywordIndexable(keyword)) return 'walk'; // nothing to look up
   return matches * matches > rowsNeeded * scopeRows ? 'walk' : 'bitmap';
 }
 
@@ -244,7 +284,8 @@ export const KEYWORD_STRATEGY_SETTINGS: Record<KeywordStrategy, PlannerSettings>
 export const COUNT_SETTINGS: PlannerSettings = { jit: 'off' };
 
 /**
- * Counting a keyword filter: through the trigram indexes (never a sequential scan of the table),
+ * Counting a keyword filter: through the title trigram and description token indexes (never a
+ * sequential scan of the table),
  * with a bitmap large enough to stay exact (not lossy) for a broad keyword.
  */
 export const KEYWORD_COUNT_SETTINGS: PlannerSettings = { ...COUNT_SETTINGS, enable_seqscan: 'off', work_mem: '64MB' };

@@ -8,6 +8,7 @@ import {
   DATA_VERSION_QUERY,
   KEYWORD_COUNT_SETTINGS,
   KEYWORD_STRATEGY_SETTINGS,
+  keywordIndexable,
   KeywordStrategy,
   PageRequest,
   pageQuery,
@@ -46,9 +47,11 @@ export class AuctionsRepository {
 
   async count(scope: AuctionScope, filters: AuctionFilters): Promise<number> {
     const { text, values } = countQuery(scope, filters);
-    const trigrams = filters.keyword !== undefined && filters.keyword.length >= 3;
+    // Live rows keep their small trigram indexes; completed ones use title trigrams and description tokens.
+    const keyword = filters.keyword;
+    const indexed = keyword !== undefined && (scope === 'live' ? [...keyword].length >= 3 : keywordIndexable(keyword));
     const [row] = await this.sql.queryWith<{ total: number }>(
-      trigrams ? KEYWORD_COUNT_SETTINGS : COUNT_SETTINGS,
+      indexed ? KEYWORD_COUNT_SETTINGS : COUNT_SETTINGS,
       text,
       values,
     );
@@ -67,7 +70,7 @@ export class AuctionsRepository {
    * whose sort value is null, in id order. `strategy` is for keyword filters of /auctions.
    */
   async page(request: PageFetch, strategy?: KeywordStrategy): Promise<AuctionRow[]> {
-    const rows = await this.run(pageQuery(request), strategy);
+    const rows = await this.run(pageQuery({ ...request, keywordStrategy: strategy }), strategy);
     const intoNulls =
       rows.length < request.limit &&
       request.after !== undefined &&
@@ -81,6 +84,7 @@ export class AuctionsRepository {
       with: undefined,
       nullsOnly: true,
       limit: request.limit - rows.length,
+      keywordStrategy: strategy,
     });
     return rows.concat(await this.run(tail, strategy));
   }

@@ -1,0 +1,105 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The index expression of descriptions: their space-separated tokens, as written. The query
+ * service repeats this exact expression (`DESCRIPTION_TOKENS` in auction-query.ts) so the planner
+ * matches it to the index.
+ */
+const DESCRIPTION_TOKENS_EXPRESSION = `string_to_array(description, ' ')`;
+
+/**
+ * Keyword search in descriptions through a token index instead of a trigram index.
+ *
+ * The trigram GIN index on `auctions.description` cost ~160 µs of PostgreSQL time per written
+ * row (a 500-character description has ~300 distinct trigrams, each a pending-list entry): about
+ * three quarters of the cost of writing an auction and the largest single item of ingestion. It is
+ * replaced by two structures that answer the same `description ILIKE '%kw%'` exactly:
+ *
+ * - a GIN index on the description's space-separated tokens (`string_to_array(description, ' ')`,
+ *   ~70 distinct entries per row, a third of the write cost);
+ * - `description_tokens`, the vocabulary of every token ever written (trigram-indexed, tiny),
+ *   kept by statement triggers on `auctions`.
+ *
+ * A keyword `f1 f2 … fn` (split on spaces) occurs in a description only if the description holds
+ * a token ending with f1, tokens equal to f2 … f(n-1) and a token starting with fn (n = 1: a token
+ * containing f1), all compared case-insensitively. The query service looks those tokens up in the
+ * vocabulary, lets the token index find the rows holding them, and rechecks `ILIKE` on each
+ * candidate, so results are exactly those of `ILIKE`. The vocabulary only ever grows (a token of a
+ * deleted or rolled-back row stays): a superset costs nothing but a few more lookups.
+ *
+ * The small partial trigram index of the live set (`auctions_live_description_trgm_idx`) stays:
+ * live rows are few and GET /auctions/live keeps plain `ILIKE`.
+ */
+export class DescriptionTokens1764200000000 implements MigrationInterface {
+  name = 'DescriptionTokens1764200000000';
+  transaction = false;
+
+  public async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE IF NOT EXISTS description_tokens (token text PRIMARY KEY)`);
+
+    // Sorted inserts: two writers adding the same new tokens wait on each other in one order.
+    await q.query(`
+      CREATE OR REPLACE FUNCTION description_tokens_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO description_tokens (token)
+        SELECT DISTINCT t FROM new_rows, unnest(string_to_array(new_rows.description, ' ')) AS t
+        WHERE t <> '' ORDER BY t
+        ON CONFLICT DO NOTHING;
+        RETURN NULL;
+      END $$`);
+    await q.query(`
+      CREATE OR REPLACE FUNCTION description_tokens_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO description_tokens (token)
+        SELECT DISTINCT t
+        FROM new_rows n JOIN old_rows o ON o.id = n.id, unnest(string_to_array(n.description, ' ')) AS t
+        WHERE n.description IS DISTINCT FROM o.description AND t <> '' ORDER BY t
+        ON CONFLICT DO NOTHING;
+        RETURN NULL;
+      END $$`);
+    await q.query(`DROP TRIGGER IF EXISTS auctions_description_tokens_insert ON auctions`);
+    await q.query(`DROP TRIGGER IF EXISTS auctions_description_tokens_update ON auctions`);
+    await q.query(`
+      CREATE TRIGGER auctions_description_tokens_insert AFTER INSERT ON auctions
+      REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION description_tokens_on_insert()`);
+    await q.query(`
+      CREATE TRIGGER auctions_description_tokens_update AFTER UPDATE ON auctions
+      REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+      FOR EACH STATEMENT EXECUTE FUNCTION description_tokens_on_update()`);
+    // Rows written before the triggers existed (the triggers are in place first, so none is missed).
+    await q.query(`
+      INSERT INTO description_tokens (token)
+      SELECT DISTINCT t FROM auctions, unnest(${DESCRIPTION_TOKENS_EXPRESSION}) AS t WHERE t <> ''
+      ON CONFLICT DO NOTHING`);
+    // Few new tokens arrive once the vocabulary is warm; a short pending list keeps lookups at
+    // ~0.1 ms (every lookup reads the whole pending list).
+    await q.query(`
+      CREATE INDEX IF NOT EXISTS description_tokens_trgm_idx ON description_tokens
+      USING gin (token gin_trgm_ops) WITH (gin_pending_list_limit = 64)`);
+
+    // Built CONCURRENTLY (no lock against ingestion); a failed build leaves an invalid index: rebuild.
+    await q.query(`SET maintenance_work_mem = '256MB'`);
+    const [state] = (await q.query(
+      `SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE c.relname = 'auctions_description_tokens_idx' AND c.relnamespace = current_schema()::regnamespace`,
+    )) as { valid: boolean }[];
+    if (state && !state.valid) await q.query(`DROP INDEX CONCURRENTLY IF EXISTS auctions_description_tokens_idx`);
+    await q.query(
+      `CREATE INDEX CONCURRENTLY IF NOT EXISTS auctions_description_tokens_idx ON auctions USING gin (${DESCRIPTION_TOKENS_EXPRESSION})`,
+    );
+    await q.query(`RESET maintenance_work_mem`);
+    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS auctions_description_trgm_idx`);
+  }
+
+  public async down(q: QueryRunner): Promise<void> {
+    await q.query(`SET maintenance_work_mem = '256MB'`);
+    await q.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS auctions_description_trgm_idx ON auctions USING gin (description gin_trgm_ops)`);
+    await q.query(`RESET maintenance_work_mem`);
+    await q.query(`DROP INDEX CONCURRENTLY IF EXISTS auctions_description_tokens_idx`);
+    await q.query(`DROP TRIGGER IF EXISTS auctions_description_tokens_insert ON auctions`);
+    await q.query(`DROP TRIGGER IF EXISTS auctions_description_tokens_update ON auctions`);
+    await q.query(`DROP FUNCTION IF EXISTS description_tokens_on_insert()`);
+    await q.query(`DROP FUNCTION IF EXISTS description_tokens_on_update()`);
+    await q.query(`DROP TABLE IF EXISTS description_tokens`);
+  }
+}
