@@ -4,6 +4,7 @@ import { assertObservationTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { ObservationProcessor, parseObservation } from '../observations/observation.processor';
+import { AckTrackers } from './ack-tracker';
 
 export interface ObservationConsumerOptions {
   url: string;
@@ -30,7 +31,8 @@ const MAX_REASON_LENGTH = 2000;
  * A malformed observation (bad JSON, failed validation, refused by the database) is published to
  * `observations.dead-letter` with the reason in `x-rejection-reason` and acknowledged: it never
  * blocks the queue and never half-writes. When the database is unreachable the batch goes back
- * to the queue after a pause.
+ * to the queue after a pause. Acknowledgements go out as one `basic.ack` with `multiple` per
+ * settled batch (see `settle`), nacks one by one.
  */
 export class ObservationConsumer {
   private readonly logger = new Logger(ObservationConsumer.name);
@@ -47,6 +49,8 @@ export class ObservationConsumer {
   private drained?: () => void;
   private stopping = false;
   private failures = 0;
+  /** Outstanding delivery tags per channel, so a settled batch costs one `basic.ack` with `multiple`. */
+  private readonly acks = new AckTrackers<ConfirmChannel, ConsumeMessage>();
   /** Counters for health and benchmarks. */
   readonly stats = { received: 0, acked: 0, deadLettered: 0, batches: 0 };
 
@@ -97,6 +101,8 @@ export class ObservationConsumer {
   }
 
   private onDelivery(delivery: Delivery): void {
+    // Tracked even when dropped (stopping): an unsettled delivery must block every multiple ack above it.
+    this.acks.for(delivery.channel).add(delivery.message.fields.deliveryTag, delivery.message);
     if (this.stopping) return;
     this.stats.received += 1;
     this.buffer.push(delivery);
@@ -150,7 +156,7 @@ export class ObservationConsumer {
       const delay = Math.min(10000, 200 * 2 ** Math.min(this.failures, 6));
       this.logger.error(`batch of ${batch.length} failed (${error instanceof Error ? error.message : String(error)}); requeued in ${delay} ms`);
       await new Promise((resolve) => setTimeout(resolve, delay));
-      for (const delivery of batch) this.settle(delivery, 'nack');
+      this.settle([], batch);
       return;
     }
     const rejectedSet = new Set(rejected.map((r) => r.delivery));
@@ -159,11 +165,13 @@ export class ObservationConsumer {
     } catch (error) {
       // The valid ones are committed: ack them; the rejected ones come back and are rejected again.
       this.logger.error(`dead-lettering failed: ${error instanceof Error ? error.message : String(error)}`);
-      for (const r of rejected) this.settle(r.delivery, 'nack');
-      for (const delivery of batch) if (!rejectedSet.has(delivery)) this.settle(delivery, 'ack');
+      this.settle(
+        batch.filter((delivery) => !rejectedSet.has(delivery)),
+        [...rejectedSet],
+      );
       return;
     }
-    for (const delivery of batch) this.settle(delivery, 'ack');
+    this.settle(batch, []);
     this.stats.deadLettered += rejected.length;
   }
 
@@ -180,17 +188,38 @@ export class ObservationConsumer {
     });
   }
 
-  /** Acks on the channel the message came from; after a reconnect that channel is gone and the broker redelivers. */
-  private settle(delivery: Delivery, outcome: 'ack' | 'nack'): void {
-    try {
-      if (outcome === 'ack') {
-        delivery.channel.ack(delivery.message);
-        this.stats.acked += 1;
-      } else {
-        delivery.channel.nack(delivery.message, false, true);
+  /**
+   * Settles deliveries on the channel each came from: every nack is sent first, one by one (and
+   * requeues), then each channel gets at most one `basic.ack` with `multiple`, up to the highest
+   * tag below which nothing is pending any more (a batch still in flight, or a nack not yet
+   * sent, holds back the acks above it: they go out with the ack of a later settle). After a
+   * reconnect the old channel is gone: sends fail and the broker redelivers (processing is
+   * idempotent).
+   */
+  private settle(acks: readonly Delivery[], nacks: readonly Delivery[]): void {
+    const channels = new Set<ConfirmChannel>();
+    for (const { channel, message } of nacks) {
+      try {
+        channel.nack(message, false, true);
+      } catch {
+        // channel closed: redelivered
       }
-    } catch {
-      // channel closed: the message will be redelivered (processing is idempotent)
+      this.acks.for(channel).nacked(message.fields.deliveryTag);
+      channels.add(channel);
+    }
+    for (const { channel, message } of acks) {
+      this.acks.for(channel).ready(message.fields.deliveryTag);
+      channels.add(channel);
+    }
+    for (const channel of channels) {
+      const watermark = this.acks.for(channel).flush();
+      if (!watermark) continue;
+      try {
+        channel.ack(watermark.item, true);
+        this.stats.acked += watermark.count;
+      } catch {
+        // channel closed: redelivered
+      }
     }
   }
 }

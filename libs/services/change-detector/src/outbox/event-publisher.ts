@@ -41,6 +41,12 @@ export class RmqEventPublisher implements EventPublisher {
     return this.connection.isConnected();
   }
 
+  /**
+   * amqplib writes every frame to the socket on its own (one write per event). Corking the socket
+   * to coalesce them was measured and left out: it needs amqplib's untyped socket
+   * (`connection.stream`), relies on the timing of its internal frame multiplexer, and only
+   * coalesces up to the socket's write high-water mark (16 KiB) unless that is raised too.
+   */
   async publish(events: OutboxEvent[]): Promise<void> {
     await Promise.all(
       events.map((event) =>
