@@ -414,7 +414,7 @@ describe('change-detector pipeline', () => {
     await consumer.stop();
     await relay.stop();
     const published: string[] = [];
-    const sink = { publish: async (events: { envelope: { id: string } }[]) => void published.push(...events.map((e) => e.envelope.id)) };
+    const sink = { publish: async (events: { id: string; body: string }[]) => void published.push(...events.map((e) => JSON.parse(e.body).id)) };
     const ids = Array.from({ length: 300 }, () => nextId('r'));
     for (let i = 0; i < ids.length; i += 50) await processor.processBatch(ids.slice(i, i + 50).map((id) => observation(id)) as never);
     const relays = [0, 1, 2].map(() => new OutboxRelay(dataSource, sink as never, { batchSize: 20 }));

@@ -35,26 +35,31 @@ export class DescriptionTokens1764200000000 implements MigrationInterface {
   transaction = false;
 
   public async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE IF NOT EXISTS description_tokens (token text PRIMARY KEY)`);
-
-    // Sorted inserts: two writers adding the same new tokens wait on each other in one order.
+    // No unique constraint on purpose: concurrent writers adding the same new token would wait for
+    // each other's commit (ON CONFLICT) and serialize ingestion batches. Without it, a token two
+    // transactions add at the same moment is stored twice, which lookups do not mind.
+    await q.query(`CREATE TABLE IF NOT EXISTS description_tokens (token text NOT NULL)`);
+    await q.query(`CREATE INDEX IF NOT EXISTS description_tokens_token_idx ON description_tokens (token)`);
+    await q.query(`
+      CREATE OR REPLACE FUNCTION add_description_tokens(tokens text[]) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO description_tokens (token)
+        SELECT DISTINCT t FROM unnest(tokens) AS t
+        WHERE t <> '' AND NOT EXISTS (SELECT 1 FROM description_tokens d WHERE d.token = t)
+      $$`);
     await q.query(`
       CREATE OR REPLACE FUNCTION description_tokens_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        INSERT INTO description_tokens (token)
-        SELECT DISTINCT t FROM new_rows, unnest(string_to_array(new_rows.description, ' ')) AS t
-        WHERE t <> '' ORDER BY t
-        ON CONFLICT DO NOTHING;
+        PERFORM add_description_tokens(ARRAY(
+          SELECT DISTINCT t FROM new_rows, unnest(string_to_array(new_rows.description, ' ')) AS t));
         RETURN NULL;
       END $$`);
     await q.query(`
       CREATE OR REPLACE FUNCTION description_tokens_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        INSERT INTO description_tokens (token)
-        SELECT DISTINCT t
-        FROM new_rows n JOIN old_rows o ON o.id = n.id, unnest(string_to_array(n.description, ' ')) AS t
-        WHERE n.description IS DISTINCT FROM o.description AND t <> '' ORDER BY t
-        ON CONFLICT DO NOTHING;
+        PERFORM add_description_tokens(ARRAY(
+          SELECT DISTINCT t
+          FROM new_rows n JOIN old_rows o ON o.id = n.id, unnest(string_to_array(n.description, ' ')) AS t
+          WHERE n.description IS DISTINCT FROM o.description));
         RETURN NULL;
       END $$`);
     await q.query(`DROP TRIGGER IF EXISTS auctions_description_tokens_insert ON auctions`);
@@ -67,10 +72,9 @@ export class DescriptionTokens1764200000000 implements MigrationInterface {
       REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
       FOR EACH STATEMENT EXECUTE FUNCTION description_tokens_on_update()`);
     // Rows written before the triggers existed (the triggers are in place first, so none is missed).
-    await q.query(`
-      INSERT INTO description_tokens (token)
-      SELECT DISTINCT t FROM auctions, unnest(${DESCRIPTION_TOKENS_EXPRESSION}) AS t WHERE t <> ''
-      ON CONFLICT DO NOTHING`);
+    await q.query(
+      `SELECT add_description_tokens(ARRAY(SELECT DISTINCT t FROM auctions, unnest(${DESCRIPTION_TOKENS_EXPRESSION}) AS t))`,
+    );
     // Few new tokens arrive once the vocabulary is warm; a short pending list keeps lookups at
     // ~0.1 ms (every lookup reads the whole pending list).
     await q.query(`
@@ -100,6 +104,7 @@ export class DescriptionTokens1764200000000 implements MigrationInterface {
     await q.query(`DROP TRIGGER IF EXISTS auctions_description_tokens_update ON auctions`);
     await q.query(`DROP FUNCTION IF EXISTS description_tokens_on_insert()`);
     await q.query(`DROP FUNCTION IF EXISTS description_tokens_on_update()`);
+    await q.query(`DROP FUNCTION IF EXISTS add_description_tokens(text[])`);
     await q.query(`DROP TABLE IF EXISTS description_tokens`);
   }
 }

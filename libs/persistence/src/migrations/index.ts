@@ -4,6 +4,7 @@ import { QueryIndexes1763900000000 } from './1763900000000-QueryIndexes';
 import { Accounts1764000000000 } from './1764000000000-Accounts';
 import { StatsRollups1764100000000 } from './1764100000000-StatsRollups';
 import { DescriptionTokens1764200000000 } from './1764200000000-DescriptionTokens';
+import { OutboxPayloadText1764300000000 } from './1764300000000-OutboxPayloadText';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   Accounts1764000000000,
   StatsRollups1764100000000,
   DescriptionTokens1764200000000,
+  OutboxPayloadText1764300000000,
 ];

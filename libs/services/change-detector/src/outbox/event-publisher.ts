@@ -1,4 +1,4 @@
-import { AnyEventEnvelope, EventHeaders, EventRouting, eventRoutingHeaders, Exchanges } from '@cars/contracts';
+import { EventHeaders, EventRouting, eventRoutingHeaders, Exchanges } from '@cars/contracts';
 import { assertEventTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel } from 'amqplib';
@@ -6,7 +6,12 @@ import type { ConfirmChannel } from 'amqplib';
 /** One outbox row on its way to the broker. */
 export interface OutboxEvent {
   seq: string;
-  envelope: AnyEventEnvelope;
+  /** The envelope's `id`, `type` and `created_at` (message properties). */
+  id: string;
+  type: string;
+  createdAt: Date;
+  /** The envelope's JSON text, as the change-detector wrote it: the message body. */
+  body: string;
   routing: EventRouting;
 }
 
@@ -50,12 +55,12 @@ export class RmqEventPublisher implements EventPublisher {
   async publish(events: OutboxEvent[]): Promise<void> {
     await Promise.all(
       events.map((event) =>
-        this.channel.publish(Exchanges.AuctionEvents, event.envelope.type, Buffer.from(JSON.stringify(event.envelope)), {
+        this.channel.publish(Exchanges.AuctionEvents, event.type, Buffer.from(event.body), {
           persistent: true,
           contentType: 'application/json',
-          messageId: event.envelope.id,
-          type: event.envelope.type,
-          timestamp: Math.floor(Date.parse(event.envelope.created_at) / 1000),
+          messageId: event.id,
+          type: event.type,
+          timestamp: Math.floor(event.createdAt.getTime() / 1000),
           headers: { ...eventRoutingHeaders(event.routing), [EventHeaders.Seq]: event.seq },
         }),
       ),

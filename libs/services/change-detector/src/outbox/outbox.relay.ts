@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { AnyEventEnvelope } from '@cars/contracts';
 import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool, withTransaction } from '../database/pg';
@@ -12,17 +11,6 @@ export interface OutboxRelayOptions {
   pollIntervalMs?: number;
   /** A connection string for the LISTEN connection; without it the relay only polls. */
   listenUrl?: string;
-}
-
-/** The envelope in its canonical member order (jsonb does not keep key order). */
-function canonical(payload: AnyEventEnvelope): AnyEventEnvelope {
-  return {
-    id: payload.id,
-    type: payload.type,
-    api_version: payload.api_version,
-    created_at: payload.created_at,
-    data: payload.data,
-  } as AnyEventEnvelope;
 }
 
 /**
@@ -89,16 +77,21 @@ export class OutboxRelay {
   /** Publishes one batch; returns how many events went out. */
   async relayOnce(): Promise<number> {
     return withTransaction(this.pool, async (client) => {
+      // payload is `json`: its text is the envelope exactly as written, published as is.
       const { rows } = await client.query<{
         seq: string;
-        payload: AnyEventEnvelope;
+        id: string;
+        type: string;
+        created_at: Date;
+        body: string;
         make: string | null;
         source: string | null;
         auction_id: string | null;
       }>({
         name: 'relay_claim',
         text: `
-          SELECT e.seq::text AS seq, e.payload, e.make, e.source, e.auction_id::text AS auction_id
+          SELECT e.seq::text AS seq, e.id, e.type, e.created_at, e.payload::text AS body,
+                 e.make, e.source, e.auction_id::text AS auction_id
           FROM events e WHERE e.published_at IS NULL
           ORDER BY e.seq LIMIT $1
           FOR UPDATE SKIP LOCKED`,
@@ -107,7 +100,10 @@ export class OutboxRelay {
       if (rows.length === 0) return 0;
       const events: OutboxEvent[] = rows.map((row) => ({
         seq: row.seq,
-        envelope: canonical(row.payload),
+        id: row.id,
+        type: row.type,
+        createdAt: row.created_at,
+        body: row.body,
         routing: { make: row.make, source: row.source, auction_id: row.auction_id },
       }));
       await this.publisher.publish(events);
