@@ -410,6 +410,30 @@ describe('change-detector pipeline', () => {
     expect(row.price).toBe(2);
   });
 
+  it('adds every new description token to the keyword vocabulary once, whichever process writes it', async () => {
+    const counts = async (...tokens: string[]) =>
+      (await dataSource.query(
+        `SELECT token, count(*)::int AS n FROM description_tokens WHERE token = ANY($1) GROUP BY token ORDER BY token`,
+        [tokens],
+      )) as { token: string; n: number }[];
+    const id = nextId('voc');
+    await processor.processBatch([observation(id, { description: 'Zanzibarine  Qwertyblue, twice.' })] as never);
+    expect(await counts('Zanzibarine', 'Qwertyblue,', 'twice.', '')).toEqual([
+      { token: 'Qwertyblue,', n: 1 },
+      { token: 'Zanzibarine', n: 1 },
+      { token: 'twice.', n: 1 },
+    ]);
+    // A second process (nothing remembered) and an update to new words: only new tokens are added.
+    const other = new ObservationProcessor(dataSource);
+    await other.processBatch([observation(id, { description: 'Zanzibarine Qwertyblue, repainted Quokkaline.' })] as never);
+    expect(await counts('Zanzibarine', 'Qwertyblue,', 'repainted', 'Quokkaline.')).toEqual([
+      { token: 'Quokkaline.', n: 1 },
+      { token: 'Qwertyblue,', n: 1 },
+      { token: 'Zanzibarine', n: 1 },
+      { token: 'repainted', n: 1 },
+    ]);
+  });
+
   it('several relays publish every event exactly once (FOR UPDATE SKIP LOCKED)', async () => {
     await consumer.stop();
     await relay.stop();

@@ -8,6 +8,13 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 const DESCRIPTION_TOKENS_EXPRESSION = `string_to_array(description, ' ')`;
 
 /**
+ * A writer that adds the tokens of its descriptions itself (`add_description_tokens`) sets this
+ * for its transaction (`set_config(…, 'on', true)`), and the triggers leave the work to it: the
+ * change-detector does, knowing which tokens are long in the vocabulary.
+ */
+const RECORDED_SETTING = 'cars.description_tokens_recorded';
+
+/**
  * Keyword search in descriptions through a token index instead of a trigram index.
  *
  * The trigram GIN index on `auctions.description` cost ~160 µs of PostgreSQL time per written
@@ -18,7 +25,7 @@ const DESCRIPTION_TOKENS_EXPRESSION = `string_to_array(description, ' ')`;
  * - a GIN index on the description's space-separated tokens (`string_to_array(description, ' ')`,
  *   ~70 distinct entries per row, a third of the write cost);
  * - `description_tokens`, the vocabulary of every token ever written (trigram-indexed, tiny),
- *   kept by statement triggers on `auctions`.
+ *   kept by statement triggers on `auctions`, or by the writer itself (`RECORDED_SETTING`).
  *
  * A keyword `f1 f2 … fn` (split on spaces) occurs in a description only if the description holds
  * a token ending with f1, tokens equal to f2 … f(n-1) and a token starting with fn (n = 1: a token
@@ -49,6 +56,7 @@ export class DescriptionTokens1764200000000 implements MigrationInterface {
     await q.query(`
       CREATE OR REPLACE FUNCTION description_tokens_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
+        IF current_setting('${RECORDED_SETTING}', true) = 'on' THEN RETURN NULL; END IF;
         PERFORM add_description_tokens(ARRAY(
           SELECT DISTINCT t FROM new_rows, unnest(string_to_array(new_rows.description, ' ')) AS t));
         RETURN NULL;
@@ -56,6 +64,7 @@ export class DescriptionTokens1764200000000 implements MigrationInterface {
     await q.query(`
       CREATE OR REPLACE FUNCTION description_tokens_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
+        IF current_setting('${RECORDED_SETTING}', true) = 'on' THEN RETURN NULL; END IF;
         PERFORM add_description_tokens(ARRAY(
           SELECT DISTINCT t
           FROM new_rows n JOIN old_rows o ON o.id = n.id, unnest(string_to_array(n.description, ' ')) AS t

@@ -12,6 +12,7 @@ import { isObservationError, pgPool, withTransaction } from '../database/pg';
 import { ReferenceCache, ReferenceSnapshot } from '../normalization/reference-cache';
 import { AuctionRow, BidRow, buildAuctionRow, buildBidRow, eventAuction } from './auction-row';
 import { decideAuctionEvent, isEligible, meaningfulState } from './decisions';
+import { KnownDescriptionTokens } from './description-tokens';
 import { ExistingAuction, NewPending, ObservationRepository, OutboxInsert } from './observation.repository';
 
 export interface ProcessOptions {
@@ -87,6 +88,7 @@ export class ObservationProcessor {
   private readonly pool: Pool;
   private readonly repository = new ObservationRepository();
   private readonly reference = new ReferenceCache();
+  private readonly tokens = new KnownDescriptionTokens();
 
   constructor(dataSource: DataSource) {
     this.pool = pgPool(dataSource);
@@ -108,7 +110,13 @@ export class ObservationProcessor {
     if (observations.length === 0) return emptyResult();
     const now = options.now ?? new Date();
     try {
-      return await withTransaction(this.pool, (client) => this.apply(client, observations, now));
+      const recorded: string[] = [];
+      const result = await withTransaction(this.pool, (client) => {
+        recorded.length = 0; // a retried transaction starts over
+        return this.apply(client, observations, now, recorded);
+      });
+      this.tokens.remember(recorded);
+      return result;
     } catch (error) {
       if (!isObservationError(error)) throw error;
       if (observations.length === 1) {
@@ -130,7 +138,8 @@ export class ObservationProcessor {
     }
   }
 
-  private async apply(client: PoolClient, observations: Observation[], now: Date): Promise<ProcessResult> {
+  /** `recorded` receives the description tokens added to the vocabulary (known once committed). */
+  private async apply(client: PoolClient, observations: Observation[], now: Date, recorded: string[]): Promise<ProcessResult> {
     const result = emptyResult();
     const groups = new Map<string, Group>();
     const groupOf = (source: string, sourceAuctionId: string): Group => {
@@ -228,17 +237,19 @@ export class ObservationProcessor {
       client,
       plans.filter((p) => p.final && p.before && p.items.some((i) => i.bids.length > 0)).map((p) => p.before!.id),
     );
-    const written = await this.repository.upsertAuctions(
-      client,
-      plans
-        .filter((p) => p.final)
-        .map((p) => {
-          const names = new Set(p.before ? storedBidders.get(p.before.id) ?? [] : []);
-          for (const item of p.items) for (const b of item.bids) if (b.bidder_name != null) names.add(b.bidder_name);
-          const any = p.items.some((i) => i.bids.length > 0) || storedBidders.has(p.before?.id ?? '');
-          return { ...p.final!.row!, unique_bidder_count: any ? names.size : null };
-        }),
-    );
+    const rows = plans
+      .filter((p) => p.final)
+      .map((p) => {
+        const names = new Set(p.before ? storedBidders.get(p.before.id) ?? [] : []);
+        for (const item of p.items) for (const b of item.bids) if (b.bidder_name != null) names.add(b.bidder_name);
+        const any = p.items.some((i) => i.bids.length > 0) || storedBidders.has(p.before?.id ?? '');
+        return { ...p.final!.row!, unique_bidder_count: any ? names.size : null };
+      });
+    // Keyword search needs every description token in the vocabulary; only the unknown ones travel.
+    const tokens = this.tokens.unknown(rows.map((row) => row.description));
+    await this.repository.recordDescriptionTokens(client, tokens);
+    recorded.push(...tokens);
+    const written = await this.repository.upsertAuctions(client, rows);
     const writtenIds = new Map(written.map((w) => [keyOf(w.source, w.source_auction_id), w]));
 
     // Decide the auction events; collect the bids of every plan.

@@ -219,6 +219,18 @@ export class ObservationRepository {
     });
   }
 
+  /**
+   * Adds the description tokens the vocabulary may lack and tells the vocabulary triggers of this
+   * transaction that the writer did (migration DescriptionTokens): call before writing auctions.
+   */
+  async recordDescriptionTokens(client: PoolClient, tokens: string[]): Promise<void> {
+    await client.query({
+      name: 'cd_description_tokens',
+      text: `SELECT set_config('cars.description_tokens_recorded', 'on', true), add_description_tokens($1::text[])`,
+      values: [tokens],
+    });
+  }
+
   async insertEvents(client: PoolClient, events: OutboxInsert[]): Promise<void> {
     if (events.length === 0) return;
     await client.query({
