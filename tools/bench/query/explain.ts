@@ -71,7 +71,6 @@ export async function statementsFor(client: PoolClient, path: string): Promise<S
   const offset = ((input.value.page ?? 1) - 1) * limit;
   const order = { sort: input.value.sort ?? 'date', direction: input.value.direction ?? 'desc' } as const;
   const count = countQuery('completed', filters);
-  const page = pageQuery({ scope: 'completed', filters, order, limit, offset });
   if (filters.keyword === undefined) {
     return [
       { label: 'page+version', query: pageQuery({ scope: 'completed', filters, order, limit, offset, with: 'data_version' }) },
@@ -84,6 +83,7 @@ export async function statementsFor(client: PoolClient, path: string): Promise<S
     values: [],
   });
   const strategy = keywordStrategy(total, rows, offset + limit, filters.keyword);
+  const page = pageQuery({ scope: 'completed', filters, order, limit, offset, keywordStrategy: strategy });
   return [
     { label: `page (${strategy}, ${total} matches)`, query: page, settings: KEYWORD_STRATEGY_SETTINGS[strategy] },
     { label: 'count (uncached)', query: count, settings: KEYWORD_COUNT_SETTINGS },
