@@ -114,6 +114,17 @@ async function auctionId(sourceAuctionId: string): Promise<string> {
  * Events that arrived since `mark`, proven complete: a sentinel auction sent after them (events
  * are relayed in outbox order) must arrive first. The sentinel's own event is left out.
  */
+/**
+ * A position in `harness.events` after every event of what was sent so far: the relay publishes
+ * asynchronously after the consumer acks, so `harness.events.length` right after a send could
+ * still be short of that send's events. A sentinel goes through first (events arrive in `seq`
+ * order).
+ */
+async function settledMark(): Promise<number> {
+  await eventsSince(harness.events.length);
+  return harness.events.length;
+}
+
 async function eventsSince(mark: number): Promise<ReceivedEvent[]> {
   const title = `sentinel ${nextId('s')}`;
   await send(observation(nextId('sentinel-'), { title }));
@@ -132,7 +143,7 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 describe('change-detector pipeline', () => {
   it('a new auction fires auction.created with empty changes, in the exact envelope', async () => {
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     const before = new Date();
     await send(observation(id));
     const received = await eventsSince(mark);
@@ -182,7 +193,7 @@ describe('change-detector pipeline', () => {
 
   it('fires bid.created once per bid identity, ever (repeat polls, bid edits, retention)', async () => {
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, { bid_count: 2 }, [bid(`${id}-b1`, 1000), bid(`${id}-b2`, 2000, '2026-11-21T12:00:10')]));
     const first = await eventsSince(mark);
     const rowId = await auctionId(id);
@@ -197,7 +208,7 @@ describe('change-detector pipeline', () => {
     expect(data.bid).toEqual({ id: stored.id, auction_id: rowId, amount: 1000, currency: 'USD', bid_at: '2026-11-21T11:59:40' });
 
     // Repeated poll, and an update of an existing bid: no second bid.created.
-    let m = harness.events.length;
+    let m = await settledMark();
     await send(observation(id, { bid_count: 2 }, [bid(`${id}-b1`, 1100), bid(`${id}-b2`, 2000, '2026-11-21T12:00:10')]));
     expect(await eventsSince(m)).toEqual([]);
     const [edited] = await dataSource.query(`SELECT amount::int AS amount FROM bids WHERE source_bid_id = $1`, [`${id}-b1`]);
@@ -205,12 +216,12 @@ describe('change-detector pipeline', () => {
 
     // Retention removed the bid rows; the identities remain: still no second bid.created.
     await dataSource.query(`DELETE FROM bids WHERE auction_id = $1`, [rowId]);
-    m = harness.events.length;
+    m = await settledMark();
     await send(observation(id, { bid_count: 2 }, [bid(`${id}-b1`, 1100), bid(`${id}-b2`, 2000, '2026-11-21T12:00:10')]));
     expect(await eventsSince(m)).toEqual([]);
 
     // A new bid is still new.
-    m = harness.events.length;
+    m = await settledMark();
     await send(observation(id, { bid_count: 3 }, [bid(`${id}-b3`, 3000)]));
     const later = await eventsSince(m);
     expect(later.map((e) => e.envelope.type)).toEqual(['auction.updated', 'bid.created']);
@@ -222,11 +233,11 @@ describe('change-detector pipeline', () => {
     const id = nextId();
     await send(observation(id, { price: 100000 }));
     const rowId = await auctionId(id);
-    let mark = harness.events.length;
+    let mark = await settledMark();
     await send(observation(id, { price: 100000, views: 99999, watches: 999, likes: 99, comments: 500 }));
     expect(await eventsSince(mark)).toEqual([]);
 
-    mark = harness.events.length;
+    mark = await settledMark();
     await send(observation(id, { price: 120000, title: '1967 Porsche 911S', bid_count: 40, views: 5 }));
     const received = await eventsSince(mark);
     expect(received).toHaveLength(1);
@@ -243,7 +254,7 @@ describe('change-detector pipeline', () => {
   it('active → sold fires auction.ended instead of auction.updated (and no second updated)', async () => {
     const id = nextId();
     await send(observation(id, { status: 'active' }));
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, { status: 'sold', price: 150000, price_type: 'sale' }));
     const received = await eventsSince(mark);
     expect(received.map((e) => e.envelope.type)).toEqual(['auction.ended']);
@@ -259,7 +270,7 @@ describe('change-detector pipeline', () => {
   it('coming soon → reserve not met on a high-bid-only source ends the auction with REST status "bid to"', async () => {
     const id = nextId();
     await send(observation(id, { status: 'coming soon' }));
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, { status: 'reserve not met' }));
     expect((await eventsSince(mark)).map((e) => e.envelope.type)).toEqual(['auction.ended']);
     const [row] = await dataSource.query(`SELECT auction_status FROM auctions WHERE source_auction_id = $1`, [id]);
@@ -269,7 +280,7 @@ describe('change-detector pipeline', () => {
   it('a change reverted within one transaction fires nothing; initial vs final state decide', async () => {
     const id = nextId();
     await send(observation(id, { price: 100000 }));
-    const mark = harness.events.length;
+    const mark = await settledMark();
     const result = await processor.processBatch([
       observation(id, { price: 110000, status: 'sold' }),
       observation(id, { price: 100000, status: 'active' }),
@@ -279,7 +290,7 @@ describe('change-detector pipeline', () => {
 
     // In one batch: created, then changed → only auction.created with the final state.
     const other = nextId();
-    const m2 = harness.events.length;
+    const m2 = await settledMark();
     await processor.processBatch([observation(other, { price: 1 }), observation(other, { price: 2, status: 'sold' })] as never);
     const received = await eventsSince(m2);
     expect(received.map((e) => e.envelope.type)).toEqual(['auction.created']);
@@ -291,20 +302,20 @@ describe('change-detector pipeline', () => {
     const end = DateTime.now().setZone('America/Los_Angeles').plus({ seconds: 1 }).toFormat("yyyy-MM-dd'T'HH:mm:ss");
     await send(observation(id, { auction_end_at: end }));
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, { auction_end_at: end }));
     expect(await eventsSince(mark)).toEqual([]);
   });
 
   it('keeps a bids-only observation pending until its parent arrives, then fires its events', async () => {
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send({ source: 'bringatrailer', source_auction_id: id, observed_at: observedAt(), bids: [bid(`${id}-b1`, 500)] });
     expect(await eventsSince(mark)).toEqual([]);
     const pending = await dataSource.query(`SELECT reason FROM pending_observations WHERE source_auction_id = $1`, [id]);
     expect(pending).toEqual([{ reason: 'parent auction not stored' }]);
 
-    const m2 = harness.events.length;
+    const m2 = await settledMark();
     await send(observation(id));
     const received = await eventsSince(m2);
     expect(received.map((e) => e.envelope.type)).toEqual(['auction.created', 'bid.created']);
@@ -315,7 +326,7 @@ describe('change-detector pipeline', () => {
 
   it('stores auctions ending before 2016 and their bids without any event', async () => {
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, { status: 'sold', auction_end_at: '2015-12-31T18:00:00' }, [bid(`${id}-b1`, 100, '2015-12-30T10:00:00')]));
     await send(observation(id, { status: 'sold', price: 1, auction_end_at: '2015-12-31T18:00:00' }, [bid(`${id}-b2`, 200, '2015-12-31T10:00:00')]));
     expect(await eventsSince(mark)).toEqual([]);
@@ -328,7 +339,7 @@ describe('change-detector pipeline', () => {
 
   it('an old bid timestamp alone does not make a bid ineligible', async () => {
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, {}, [bid(`${id}-b1`, 100, '2014-01-01T10:00:00')]));
     expect((await eventsSince(mark)).map((e) => e.envelope.type)).toEqual(['auction.created', 'bid.created']);
   });
@@ -336,7 +347,7 @@ describe('change-detector pipeline', () => {
   it('dead-letters malformed observations with the reason and keeps consuming', async () => {
     const before = harness.deadLetters.length;
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(
       'this is not json',
       { source: 'bringatrailer', observed_at: observedAt() },
@@ -362,12 +373,12 @@ describe('change-detector pipeline', () => {
 
   it('normalization changes (alias maintenance, normalize:rebuild) fire nothing', async () => {
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, { make: 'Zuffenhausen Motorwerke', model: '911S' }));
     const created = await eventsSince(mark);
     expect(created.map((e) => e.routing.make)).toEqual([null]);
 
-    const m2 = harness.events.length;
+    const m2 = await settledMark();
     const alias = await normalization.setAlias('zuffenhausen motorwerke', 'porsche');
     expect(alias).toMatchObject({ make: 'Porsche', make_created: false, auctions_updated: 1 });
     const rebuilt = await normalization.rebuild({ batchSize: 7 });
@@ -379,7 +390,7 @@ describe('change-detector pipeline', () => {
     expect(row).toEqual({ ocd_make_name: 'Porsche', ocd_model_name: '911' });
 
     // The next real change carries the canonical make in its routing context.
-    const m3 = harness.events.length;
+    const m3 = await settledMark();
     await send(observation(id, { make: 'Zuffenhausen Motorwerke', model: '911S', price: 1 }));
     expect((await eventsSince(m3)).map((e) => [e.envelope.type, e.routing.make])).toEqual([['auction.updated', 'Porsche']]);
   });
@@ -391,7 +402,7 @@ describe('change-detector pipeline', () => {
   it('suppresses the events of confirmed exclusions (rows still stored)', async () => {
     await normalization.exclude('Petroliana');
     const id = nextId();
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(observation(id, { make: 'petroliana', title: 'Gas pump sign' }, [bid(`${id}-b1`, 5)]));
     await send(observation(id, { make: 'petroliana', title: 'Gas pump sign', price: 10 }));
     expect(await eventsSince(mark)).toEqual([]);
@@ -403,7 +414,7 @@ describe('change-detector pipeline', () => {
     const older = observation(id, { price: 1 });
     const newer = observation(id, { price: 2 });
     await send(newer);
-    const mark = harness.events.length;
+    const mark = await settledMark();
     await send(older);
     expect(await eventsSince(mark)).toEqual([]);
     const [row] = await dataSource.query(`SELECT price::int AS price FROM auctions WHERE source_auction_id = $1`, [id]);
