@@ -5,6 +5,7 @@ import { Accounts1764000000000 } from './1764000000000-Accounts';
 import { StatsRollups1764100000000 } from './1764100000000-StatsRollups';
 import { DescriptionTokens1764200000000 } from './1764200000000-DescriptionTokens';
 import { OutboxPayloadText1764300000000 } from './1764300000000-OutboxPayloadText';
+import { StatisticsScope1764400000000 } from './1764400000000-StatisticsScope';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   StatsRollups1764100000000,
   DescriptionTokens1764200000000,
   OutboxPayloadText1764300000000,
+  StatisticsScope1764400000000,
 ];
