@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The index expression of descriptions: their space-separated tokens, as written. The query
- * service repeats this exact expression (`DESCRIPTION_TOKENS` in auction-query.ts) so the planner
+ * service writes this exact expression (the keyword condition in auction-query.ts) so the planner
  * matches it to the index.
  */
 const DESCRIPTION_TOKENS_EXPRESSION = `string_to_array(description, ' ')`;

@@ -4,7 +4,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Columns of `auctions` that no query filters, joins, groups or sorts by: they are only returned.
  * Their statistics are never used, yet ANALYZE computed them over its whole sample.
  */
-export const UNFILTERED_AUCTION_COLUMNS = [
+const UNFILTERED_AUCTION_COLUMNS = [
   'url', 'source_status', 'auction_end_local', 'mileage', 'mileage_unit', 'title_status', 'city', 'state', 'zip',
   'country_code', 'seller_type', 'has_reserve', 'listing_model', 'engine', 'drivetrain', 'transmission', 'body_style',
   'exterior_color', 'standard_exterior_color', 'interior_color', 'standard_interior_color', 'ownership_history',
