@@ -7,3 +7,4 @@ export * from './messages';
 export * from './validation';
 export * from './observations';
 export * from './events';
+export * from './webhooks';

@@ -6,6 +6,7 @@ import { StatsRollups1764100000000 } from './1764100000000-StatsRollups';
 import { DescriptionTokens1764200000000 } from './1764200000000-DescriptionTokens';
 import { OutboxPayloadText1764300000000 } from './1764300000000-OutboxPayloadText';
 import { StatisticsScope1764400000000 } from './1764400000000-StatisticsScope';
+import { Webhooks1764500000000 } from './1764500000000-Webhooks';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   DescriptionTokens1764200000000,
   OutboxPayloadText1764300000000,
   StatisticsScope1764400000000,
+  Webhooks1764500000000,
 ];
