@@ -6,7 +6,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *   taken from the database clock (the clock that stamps `events.created_at`): an event matches
  *   only when it was observed at or after it. The signing secret is stored only encrypted
  *   (`secret_ciphertext` under the master key `secret_key_id`); the previous secret is kept for
- *   the rotation overlap until `previous_secret_expires_at`.
+ *   the rotation overlap until `previous_secret_expires_at`. `consecutive_failures`,
+ *   `last_success_at` and `last_failure_at` are kept by the delivery worker after each attempt
+ *   (the subscription's public `health`).
  * - `webhook_deliveries`: one row per (event, subscription), the truth the delivery worker works
  *   from. `payload` is the public envelope as JSON text, captured once, so every attempt sends the
  *   same bytes. A manual retry gives a new budget by raising `max_attempts` to `attempts` + 6.
@@ -31,6 +33,9 @@ export class Webhooks1764500000000 implements MigrationInterface {
         previous_secret_key_id text,
         previous_secret_expires_at timestamptz,
         last_test_at timestamptz,
+        consecutive_failures integer NOT NULL DEFAULT 0,
+        last_success_at timestamptz,
+        last_failure_at timestamptz,
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now(),
         CONSTRAINT webhook_subscriptions_event_types_check CHECK (cardinality(event_types) > 0)
