@@ -90,7 +90,7 @@ describe('auction routes through the gateway over RabbitMQ', () => {
     it('lists completed auctions only, most recent first, with an exact total', async () => {
       const res = await get('/auctions');
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ total: 11, page: 1, limit: 50, total_pages: 1 });
+      expect(res.body.meta).toEqual({ total: 11, page: 1, limit: 50, total_pages: 1, has_more: false, next_cursor: null });
       // date desc, ties by id desc, the auction without an end date last.
       expect(idsOf(res)).toEqual([
         ids.a911_73, ids.a911_tie, ids.a911_67, ids.pagoda, ids.gullwing, ids.dino, ids.a911_89, ids.a356, ids.m3,
@@ -261,13 +261,17 @@ describe('auction routes through the gateway over RabbitMQ', () => {
       const seen: number[] = [];
       for (let page = 1; page <= 4; page += 1) {
         const res = await get(`/auctions?sort=bids&direction=asc&limit=3&page=${page}`);
-        expect(res.body.meta).toEqual({ total: 11, page, limit: 3, total_pages: 4 });
+        expect(res.body.meta).toMatchObject({ total: 11, page, limit: 3, total_pages: 4, has_more: page < 4 });
+        expect(res.body.meta.next_cursor === null).toBe(page === 4);
         seen.push(...idsOf(res));
       }
       expect(seen).toEqual(all);
       const beyond = await get('/auctions?limit=3&page=5');
       expect(beyond.status).toBe(200);
-      expect(beyond.body).toEqual({ data: [], meta: { total: 11, page: 5, limit: 3, total_pages: 4 } });
+      expect(beyond.body).toEqual({
+        data: [],
+        meta: { total: 11, page: 5, limit: 3, total_pages: 4, has_more: false, next_cursor: null },
+      });
       const huge = await get('/auctions?limit=100&page=2147483647');
       expect(huge.body.data).toEqual([]);
       expect(huge.body.meta.total).toBe(11);
@@ -311,9 +315,14 @@ describe('auction routes through the gateway over RabbitMQ', () => {
       await expectValidation(`/auctions?make=Porsche&sort=price&pagination=cursor&cursor=${cursor}`, ['cursor']);
       await expectValidation(`/auctions?make=Porsche&direction=asc&pagination=cursor&cursor=${cursor}`, ['cursor']);
       await expectValidation(`/auctions?make=Porsche&pagination=cursor&cursor=not-a-cursor`, ['cursor']);
-      await expectValidation(`/auctions?make=Porsche&cursor=${cursor}`, ['cursor']);
       await expectValidation(`/auctions?make=Porsche&pagination=cursor&page=2`, ['page']);
+      await expectValidation(`/auctions?make=Porsche&limit=2&page=2&cursor=${cursor}`, ['page']);
+      await expectValidation(`/auctions?make=Porsche&pagination=page&cursor=${cursor}`, ['cursor']);
       await expectValidation(`/auctions?pagination=pages`, ['pagination']);
+      // A cursor alone means cursor mode: the same page as with pagination=cursor.
+      const implied = await get(`/auctions?make=Porsche&limit=2&cursor=${cursor}`);
+      expect(implied.status).toBe(200);
+      expect(implied.body).toEqual((await get(`/auctions?make=Porsche&pagination=cursor&limit=2&cursor=${cursor}`)).body);
       // The same cursor with the same query works, also with another limit.
       const again = await get(`/auctions?make=Porsche&pagination=cursor&limit=2&cursor=${cursor}`);
       expect(again.status).toBe(200);
@@ -361,7 +370,7 @@ describe('auction routes through the gateway over RabbitMQ', () => {
     it('lists live auctions only, ending soonest first, with image_url and updated_at', async () => {
       const res = await get('/auctions/live');
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ total: 4, page: 1, limit: 50, total_pages: 1 });
+      expect(res.body.meta).toEqual({ total: 4, page: 1, limit: 50, total_pages: 1, has_more: false, next_cursor: null });
       expect(idsOf(res)).toEqual([ids.live356, ids.live911, ids.liveM3, ids.liveNoEnd]);
       const item = res.body.data[1];
       expect(Object.keys(item).sort()).toEqual(
@@ -448,7 +457,7 @@ describe('auction routes through the gateway over RabbitMQ', () => {
     it('lists the bids oldest first with every SPEC.md field, bids without a time last', async () => {
       const res = await get(`/auctions/${ids.live911}/bids`);
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ total: 5, page: 1, limit: 100, total_pages: 1 });
+      expect(res.body.meta).toEqual({ total: 5, page: 1, limit: 100, total_pages: 1, has_more: false, next_cursor: null });
       expect(res.body.data.map((b: { bidder_name: string }) => b.bidder_name)).toEqual(['b1', 'b2', 'b1', 'b3', 'unknown-time']);
       const [bid] = res.body.data;
       expect(Object.keys(bid).sort()).toEqual(['amount', 'auction_id', 'bid_at', 'bidder_name', 'created_at', 'currency', 'id']);
@@ -470,14 +479,17 @@ describe('auction routes through the gateway over RabbitMQ', () => {
       expect(amounts(await get(`/auctions/${ids.live911}/bids?sort=amount`))).toEqual([50000, 60000, 70000, 80000, null]);
       expect(amounts(await get(`/auctions/${ids.live911}/bids?sort=created&direction=desc`))).toEqual([null, 70000, 80000, 60000, 50000]);
       const page2 = await get(`/auctions/${ids.live911}/bids?limit=2&page=2`);
-      expect(page2.body.meta).toEqual({ total: 5, page: 2, limit: 2, total_pages: 3 });
+      expect(page2.body.meta).toMatchObject({ total: 5, page: 2, limit: 2, total_pages: 3, has_more: true });
       expect(amounts(page2)).toEqual([70000, 80000]);
     });
 
     it('answers an auction without bids with an empty page, and an unknown one with 404', async () => {
       const empty = await get(`/auctions/${ids.a911_67}/bids`);
       expect(empty.status).toBe(200);
-      expect(empty.body).toEqual({ data: [], meta: { total: 0, page: 1, limit: 100, total_pages: 0 } });
+      expect(empty.body).toEqual({
+        data: [],
+        meta: { total: 0, page: 1, limit: 100, total_pages: 0, has_more: false, next_cursor: null },
+      });
       const missing = await get('/auctions/999999999/bids');
       expect(missing.status).toBe(404);
       expect(missing.body).toEqual({ error: 'Not Found', message: 'No auction with id 999999999' });
@@ -494,8 +506,94 @@ describe('auction routes through the gateway over RabbitMQ', () => {
       await expectValidation(`/auctions/${ids.live911}/bids?sort=price`, ['sort']);
       await expectValidation(`/auctions/${ids.live911}/bids?bid_after=yesterday`, ['bid_after']);
       await expectValidation(`/auctions/${ids.live911}/bids?bid_after=2026-01-02&bid_before=2026-01-01`, ['bid_after']);
-      await expectValidation(`/auctions/${ids.live911}/bids?pagination=cursor`, ['pagination']);
+      await expectValidation(`/auctions/${ids.live911}/bids?pagination=cursor&page=2`, ['page']);
+      await expectValidation(`/auctions/${ids.live911}/bids?pagination=pages`, ['pagination']);
+      await expectValidation(`/auctions/${ids.live911}/bids?cursor=not-a-cursor`, ['cursor']);
       await expectValidation(`/auctions/${ids.live911}/bids?make=Porsche`, ['make']);
+    });
+  });
+
+  describe('a cursor on every page', () => {
+    /** Starts in page mode (no pagination parameter) and follows meta.next_cursor to the end. */
+    const followFromFirstPage = async (path: string, limit: number) => {
+      const sep = path.includes('?') ? '&' : '?';
+      let res = await get(`${path}${sep}limit=${limit}`);
+      expect(res.status).toBe(200);
+      const total: number = res.body.meta.total;
+      const seen: number[] = [];
+      for (let pages = 1; ; pages += 1) {
+        seen.push(...idsOf(res));
+        expect(res.body.meta.has_more).toBe(seen.length < total);
+        if (!res.body.meta.has_more) {
+          expect(res.body.meta.next_cursor).toBeNull();
+          break;
+        }
+        expect(pages).toBeLessThan(total + 1);
+        res = await get(`${path}${sep}limit=${limit}&cursor=${encodeURIComponent(res.body.meta.next_cursor)}`);
+        expect(res.status).toBe(200);
+      }
+      return { total, seen };
+    };
+
+    it('lets a client that never sends pagination=cursor read every item of /auctions, /auctions/live and bids', async () => {
+      for (const [path, expectedTotal] of [
+        ['/auctions', 11],
+        ['/auctions?make=Porsche&sort=price', 6],
+        ['/auctions/live', 4],
+        [`/auctions/${ids.live911}/bids`, 5],
+        [`/auctions/${ids.live911}/bids?sort=amount&direction=desc`, 5],
+      ] as const) {
+        const { total, seen } = await followFromFirstPage(path, 2);
+        expect({ path, total }).toEqual({ path, total: expectedTotal });
+        expect({ path, distinct: new Set(seen).size, count: seen.length }).toEqual({ path, distinct: total, count: total });
+      }
+    });
+
+    it('carries has_more and next_cursor on page-mode pages, null on the last one', async () => {
+      const middle = await get('/auctions?limit=4&page=2');
+      expect(middle.body.meta).toMatchObject({ total: 11, page: 2, has_more: true });
+      expect(typeof middle.body.meta.next_cursor).toBe('string');
+      // The cursor of page 2 leads to page 3 of page mode.
+      const third = await get(`/auctions?limit=4&cursor=${encodeURIComponent(middle.body.meta.next_cursor)}`);
+      expect(idsOf(third)).toEqual(idsOf(await get('/auctions?limit=4&page=3')));
+      expect(third.body.meta).toMatchObject({ page: 3, has_more: false, next_cursor: null });
+      const bidsLast = await get(`/auctions/${ids.live911}/bids?limit=5`);
+      expect(bidsLast.body.meta).toMatchObject({ total: 5, has_more: false, next_cursor: null });
+      const bidsFirst = await get(`/auctions/${ids.live911}/bids?limit=2`);
+      await expectValidation(`/auctions/${ids.liveM3}/bids?limit=2&cursor=${bidsFirst.body.meta.next_cursor}`, ['cursor']);
+    });
+  });
+
+  describe('strict parameters', () => {
+    it('refuses an unknown parameter on the routes that take none, naming it', async () => {
+      const makes = await expectValidation('/makes?colour=red', ['colour']);
+      expect(makes.details.colour).toEqual(['colour is not a recognised parameter']);
+      await expectValidation('/models?make=Porsche&colour=red', ['colour']);
+      await expectValidation('/health/live?colour=red', ['colour']);
+    });
+
+    it('says make is required on /models', async () => {
+      const body = await expectValidation('/models', ['make']);
+      expect(body.details.make[0]).toMatch(/^make is required/);
+    });
+
+    it('answers 400 naming a text parameter that holds a NUL byte, on every route', async () => {
+      for (const [path, name] of [
+        ['/models?make=Porsche%00', 'make'],
+        ['/auctions?make=Porsche%00', 'make'],
+        ['/auctions?make=Porsche&model=911%00', 'model'],
+        ['/auctions?vin=WP0%00', 'vin'],
+        ['/auctions?seller_username=a%00b', 'seller_username'],
+        ['/auctions?keyword=gull%00wing', 'keyword'],
+        ['/auctions/live?make=%00', 'make'],
+        ['/auctions/live?keyword=%00x', 'keyword'],
+        ['/stats?make=Porsche%00', 'make'],
+        ['/stats?make=Porsche&model=911%00', 'model'],
+        [`/auctions/${ids.live911}/bids?sort=bid_at%00`, 'sort'],
+      ] as const) {
+        const body = await expectValidation(path, [name]);
+        expect({ path, status: 400, error: body.error }).toEqual({ path, status: 400, error: 'Validation Error' });
+      }
     });
   });
 

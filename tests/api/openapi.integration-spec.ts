@@ -106,7 +106,10 @@ describe('OpenAPI document against real responses', () => {
       ].map((n) => `query:${n}`).sort(),
     );
     expect(params('/auctions/{auction_id}/bids')).toEqual(
-      ['path:auction_id!', ...['bid_after', 'bid_before', 'sort', 'direction', 'page', 'limit'].map((n) => `query:${n}`)].sort(),
+      [
+        'path:auction_id!',
+        ...['bid_after', 'bid_before', 'sort', 'direction', 'page', 'limit', 'pagination', 'cursor'].map((n) => `query:${n}`),
+      ].sort(),
     );
     expect(params('/models')).toEqual(['header:If-None-Match', 'query:make!']);
     for (const path of ['/auctions', '/auctions/live', '/auctions/{auction_id}/bids']) {
@@ -136,6 +139,28 @@ describe('OpenAPI document against real responses', () => {
     await expectConforms('/auctions/{auction_id}/bids', '/auctions/abc/bids', 400);
     await expectConforms('/auctions/{auction_id}/bids', '/auctions/424242/bids', 404);
     await expectConforms('/models', '/models', 400);
+  });
+
+  it('answers 400 naming an unknown parameter on every route of the document', async () => {
+    const walked: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const required = (operation.parameters ?? []).filter((p) => p.required && p.in === 'query');
+        const query = new URLSearchParams(
+          required.map((p): [string, string] => [p.name, p.name === 'make' ? 'Porsche' : '1']),
+        );
+        query.append('zz_unknown', 'red');
+        const url = `${path.replace('{auction_id}', String(liveId))}?${query}`;
+        const res = await request(`${stack.url}${url}`, { method: method.toUpperCase() });
+        expect({ method, url, status: res.status }).toEqual({ method, url, status: 400 });
+        expect({ url, details: res.body.details }).toEqual({
+          url,
+          details: expect.objectContaining({ zz_unknown: ['zz_unknown is not a recognised parameter'] }),
+        });
+        walked.push(`${method} ${path}`);
+      }
+    }
+    expect(walked).toEqual(expect.arrayContaining(['get /makes', 'get /models', 'get /stats', 'get /auctions']));
   });
 
   it('serves Swagger UI at /docs', async () => {

@@ -15,6 +15,7 @@ import {
 } from './entities';
 import { MIGRATIONS } from './migrations';
 import { SnakeNamingStrategy } from './naming-strategy';
+import { StructuredTypeOrmLogger } from './typeorm-logger';
 
 export const ENTITIES = [
   SourceEntity,
@@ -47,7 +48,8 @@ export function dataSourceOptions(config: DataSourceConfig): DataSourceOptions {
     migrationsTableName: 'schema_migrations',
     namingStrategy: new SnakeNamingStrategy(),
     synchronize: false,
-    logging: ['error'],
+    logging: ['error', 'warn', 'migration'],
+    logger: new StructuredTypeOrmLogger(),
     extra: {
       max: config.poolSize ?? 10,
       application_name: config.applicationName ?? 'cars',

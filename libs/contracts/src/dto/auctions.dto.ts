@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import {
+  Absent,
   DateTimeParam,
   EnumParam,
   IntegerParam,
   NotGreaterThan,
   NotWith,
-  OnlyWith,
   RequiresOneOf,
   TextParam,
 } from './auctions.validators';
@@ -129,6 +129,7 @@ export abstract class AuctionFilterQueryDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number (page mode).' })
   @IntegerParam(1, MAX_PAGE)
   @NotWith('pagination', 'cursor', 'page cannot be combined with pagination=cursor; follow meta.next_cursor instead')
+  @Absent('cursor', 'page cannot be combined with cursor: a cursor already says where the page starts')
   page?: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: AUCTIONS_DEFAULT_LIMIT, description: 'Items per page.' })
@@ -138,19 +139,22 @@ export abstract class AuctionFilterQueryDto {
   @ApiPropertyOptional({
     enum: PAGINATION_MODES,
     default: 'page',
-    description: '`cursor` switches to keyset paging: `meta.has_more` and `meta.next_cursor` are added.',
+    description:
+      '`cursor`: keyset paging for deep reads. Every page, in either mode, carries `meta.has_more` and `meta.next_cursor`; ' +
+      'a request with `cursor` is in cursor mode without this parameter.',
   })
   @EnumParam(PAGINATION_MODES)
   pagination?: PaginationMode;
 
   @ApiPropertyOptional({
-    description: 'Opaque cursor from `meta.next_cursor` (with `pagination=cursor` and the same filters, sort and direction).',
+    description:
+      'Opaque cursor from `meta.next_cursor` of any page (same filters, sort and direction): the next page. Implies cursor mode.',
     maxLength: 700,
   })
   @IsOptional()
   @IsString({ message: 'cursor must be a single string value' })
   @Matches(CURSOR_PATTERN, { message: 'cursor is not a cursor issued by this API' })
-  @OnlyWith('pagination', 'cursor', 'cursor requires pagination=cursor')
+  @NotWith('pagination', 'page', 'cursor cannot be combined with pagination=page')
   cursor?: string;
 }
 

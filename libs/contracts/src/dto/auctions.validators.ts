@@ -1,6 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform, TransformFnParams } from 'class-transformer';
-import { IsIn, IsOptional, IsString, MaxLength, MinLength, ValidateBy, ValidationArguments } from 'class-validator';
+import {
+  IsIn,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  MinLength,
+  ValidateBy,
+  ValidationArguments,
+} from 'class-validator';
 
 /**
  * Query-parameter rules shared by the auction and bid DTOs. Each rule gives one message per bad
@@ -38,16 +47,43 @@ export function IntegerParam(min: number, max: number): PropertyDecorator {
   );
 }
 
-/** A non-empty string of at most `maxLength` characters. */
+/** PostgreSQL text cannot hold NUL: such input is a 400, never a query. */
+const NO_NUL = /^[^\u0000]*$/;
+
+/** A non-empty string of at most `maxLength` characters, without NUL characters. */
 export function TextParam(maxLength: number, options: { trim?: boolean } = {}): PropertyDecorator {
   const decorators = [
     IsOptional(),
     IsString({ message: ({ property }) => `${property} must be a single string value` }),
     MinLength(1, { message: ({ property }) => `${property} must not be empty` }),
     MaxLength(maxLength, { message: ({ property }) => `${property} must be at most ${maxLength} characters long` }),
+    Matches(NO_NUL, { message: ({ property }) => `${property} must not contain NUL characters` }),
   ];
   if (options.trim) decorators.unshift(Transform(toTrimmed));
   return applyDecorators(...decorators);
+}
+
+/**
+ * A required name parameter (`make` of /stats and /models): one clear message per problem, like
+ * the optional text parameters.
+ */
+export function RequiredNameParam(maxLength: number, hint: string): PropertyDecorator {
+  return ValidateBy({
+    name: 'requiredName',
+    validator: {
+      validate: (value: unknown) =>
+        typeof value === 'string' && value.length >= 1 && value.length <= maxLength && NO_NUL.test(value),
+      defaultMessage: (args?: ValidationArguments) => {
+        const value: unknown = args?.value;
+        const name = args?.property ?? 'value';
+        if (value === undefined || value === null) return `${name} is required: ${hint}`;
+        if (typeof value !== 'string') return `${name} must be a single string value`;
+        if (value.length === 0) return `${name} must not be empty`;
+        if (!NO_NUL.test(value)) return `${name} must not contain NUL characters`;
+        return `${name} must be at most ${maxLength} characters long`;
+      },
+    },
+  });
 }
 
 /** One of `values` (case-sensitive, as documented). */
@@ -144,14 +180,14 @@ export function RequiresOneOf(others: readonly string[], message: string): Prope
   });
 }
 
-/** Valid only when `property` has the value `expected`. */
-export function OnlyWith(property: string, expected: string, message: string): PropertyDecorator {
+/** Valid only when `property` is not given at all. */
+export function Absent(property: string, message: string): PropertyDecorator {
   return ValidateBy({
-    name: 'onlyWith',
-    constraints: [property, expected],
+    name: 'absent',
+    constraints: [property],
     validator: {
       validate: (_value: unknown, args?: ValidationArguments) =>
-        ((args?.object ?? {}) as Record<string, unknown>)[property] === expected,
+        ((args?.object ?? {}) as Record<string, unknown>)[property] === undefined,
       defaultMessage: () => message,
     },
   });

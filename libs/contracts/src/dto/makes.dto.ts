@@ -1,10 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, MinLength } from 'class-validator';
+import { RequiredNameParam } from './auctions.validators';
 
 export class ListModelsQueryDto {
-  @ApiProperty({ description: 'Exact make name from /makes.', minLength: 1, example: 'Porsche' })
-  @IsString()
-  @MinLength(1)
+  @ApiProperty({ description: 'Exact make name from /makes. Required.', minLength: 1, maxLength: 100, example: 'Porsche' })
+  @RequiredNameParam(100, 'an exact make name from GET /makes')
   make: string;
 }
 

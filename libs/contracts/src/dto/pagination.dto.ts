@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty } from '@nestjs/swagger';
 
 /** SPEC.md Limits: page ≥ 1; limit 1–100. */
 export const MAX_PAGE = 2_147_483_647;
@@ -34,21 +34,17 @@ export class PaginationMetaDto {
   @ApiProperty({ type: 'integer', minimum: 0, description: 'ceil(total / limit).', example: 25 })
   total_pages: number;
 
-  @ApiPropertyOptional({
-    type: 'boolean',
-    description: 'Cursor mode only (`pagination=cursor`): whether another page follows.',
-    example: true,
-  })
-  has_more?: boolean;
+  @ApiProperty({ type: 'boolean', description: 'Whether another page follows (both modes).', example: true })
+  has_more: boolean;
 
-  @ApiPropertyOptional({
+  @ApiProperty({
     type: 'string',
     nullable: true,
     description:
-      'Cursor mode only: pass as `cursor` (with the same filters, sort, direction and `pagination=cursor`) for the next page; null on the last page.',
+      'Pass as `cursor` (with the same filters, sort and direction) for the next page; null on the last page. Present in both modes: a client may start in page mode and follow it.',
     example: 'eyJ2IjoxLCJrIjoiMjAyNi0wMS0zMSIsImkiOiI0MiIsIm8iOjUwfQ.q1w2e3r4t5y6u7i8o9p0aa',
   })
-  next_cursor?: string | null;
+  next_cursor: string | null;
 }
 
 /** SPEC.md "Paginated envelope". */

@@ -1,6 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ValidateBy, ValidationArguments } from 'class-validator';
-import { IntegerParam, NotGreaterThan, TextParam } from './auctions.validators';
+import { IntegerParam, NotGreaterThan, RequiredNameParam, TextParam } from './auctions.validators';
 
 /** Number of monthly points in `price_trend`: the current calendar month (UTC) and the 11 before. */
 export const PRICE_TREND_MONTHS = 12;
@@ -16,24 +15,6 @@ export const COMPLETED_AUCTION_STATUSES = ['sold', 'reserve not met', 'bid to'] 
 
 const MAKE_MAX_LENGTH = 100;
 
-/** `make` is required: one message per problem, like the optional text parameters. */
-function RequiredMakeParam(): PropertyDecorator {
-  return ValidateBy({
-    name: 'requiredMake',
-    validator: {
-      validate: (value: unknown) =>
-        typeof value === 'string' && value.length >= 1 && value.length <= MAKE_MAX_LENGTH,
-      defaultMessage: (args?: ValidationArguments) => {
-        const value: unknown = args?.value;
-        if (value === undefined || value === null) return 'make is required: an exact make name from GET /makes';
-        if (typeof value !== 'string') return 'make must be a single string value';
-        if (value.length === 0) return 'make must not be empty';
-        return `make must be at most ${MAKE_MAX_LENGTH} characters long`;
-      },
-    },
-  });
-}
-
 /** GET /stats query; also the request of `StatsPatterns.GetPriceStats` (validated again on consume). */
 export class StatsQueryDto {
   @ApiProperty({
@@ -42,7 +23,7 @@ export class StatsQueryDto {
     maxLength: MAKE_MAX_LENGTH,
     example: 'Porsche',
   })
-  @RequiredMakeParam()
+  @RequiredNameParam(MAKE_MAX_LENGTH, 'an exact make name from GET /makes')
   make: string;
 
   @ApiPropertyOptional({

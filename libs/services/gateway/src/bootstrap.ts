@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { ErrorEnvelopeFilter } from './http/error.filter';
+import { StrictQueryInterceptor } from './http/strict-query.interceptor';
 import { createValidationPipe } from './http/validation.pipe';
 
 export interface GatewayHttpOptions {
@@ -26,6 +27,7 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
   });
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
+  app.useGlobalInterceptors(new StrictQueryInterceptor());
   app.enableShutdownHooks();
   setUpOpenApi(app);
   return app;

@@ -22,8 +22,9 @@ describe('response projection', () => {
   });
 
   it('wraps serialized items in the paginated envelope', () => {
-    const body = pageJson(['{"id":1}', '{"id":2}'], { total: 2, page: 1, limit: 50, total_pages: 1 });
-    expect(JSON.parse(body)).toEqual({ data: [{ id: 1 }, { id: 2 }], meta: { total: 2, page: 1, limit: 50, total_pages: 1 } });
-    expect(JSON.parse(pageJson([], { total: 0, page: 1, limit: 50, total_pages: 0 })).data).toEqual([]);
+    const meta = { total: 2, page: 1, limit: 50, total_pages: 1, has_more: false, next_cursor: null };
+    const body = pageJson(['{"id":1}', '{"id":2}'], meta);
+    expect(JSON.parse(body)).toEqual({ data: [{ id: 1 }, { id: 2 }], meta });
+    expect(JSON.parse(pageJson([], { ...meta, total: 0, total_pages: 0 })).data).toEqual([]);
   });
 });

@@ -19,13 +19,10 @@ import { pageJson } from './auction.projection';
 import { AuctionFilters, AuctionOrder, AuctionScope, filtersKey, keywordStrategy } from './auction-query';
 import { AuctionRow, AuctionsRepository, PageFetch } from './auctions.repository';
 import { CountCache } from './count-cache';
-import { decodeCursor, encodeCursor } from './cursor';
+import { decodeCursor, encodeCursor, INVALID_CURSOR } from './cursor';
 
 /** Beyond this offset the total is known first, so a page past the end costs no index walk. */
 const DEEP_OFFSET = 10_000;
-
-const INVALID_CURSOR =
-  'cursor is invalid, or was issued for other filters, sort or direction (use meta.next_cursor of the same query)';
 
 /** `2026-01-31` (a date) means 00:00 UTC that day; date-times keep their explicit offset. */
 function instant(value: string | undefined): string | undefined {
@@ -100,7 +97,7 @@ export class AuctionsService {
         order: { sort: query.sort ?? 'date', direction: query.direction ?? 'desc' },
         limit: query.limit ?? AUCTIONS_DEFAULT_LIMIT,
         page: present(query.page),
-        cursorMode: query.pagination === 'cursor',
+        cursorMode: query.pagination === 'cursor' || query.cursor != null,
         cursor: present(query.cursor),
       },
     );
@@ -114,7 +111,7 @@ export class AuctionsService {
         order: { sort: query.sort ?? 'ending', direction: query.direction ?? 'asc' },
         limit: query.limit ?? AUCTIONS_DEFAULT_LIMIT,
         page: present(query.page),
-        cursorMode: query.pagination === 'cursor',
+        cursorMode: query.pagination === 'cursor' || query.cursor != null,
         cursor: present(query.cursor),
       },
     );
@@ -156,22 +153,18 @@ export class AuctionsService {
           : await this.counts.getOrCount(key, version, () => this.repository.count(scope, filters));
     }
 
-    const totalPages = Math.ceil(total / limit);
-    if (!plan.cursorMode) {
-      const meta = { total, page: plan.page ?? 1, limit, total_pages: totalPages };
-      return rpcOk(pageJson<T>(rows.map((row) => row.item), meta));
-    }
+    // Both modes carry the next page's cursor: a client may start in page mode and follow it.
+    const before = plan.cursorMode ? (position?.offset ?? 0) : offset;
     const items = rows.slice(0, limit);
-    const hasMore = rows.length > limit;
-    const before = position?.offset ?? 0;
+    const hasMore = plan.cursorMode ? rows.length > limit : before + items.length < total;
     const last = items[items.length - 1];
     const nextCursor =
       hasMore && last ? encodeCursor({ key: last.sort_key, id: last.id, offset: before + items.length }, cursorKey) : null;
     const meta = {
       total,
-      page: Math.floor(before / limit) + 1,
+      page: plan.cursorMode ? Math.floor(before / limit) + 1 : (plan.page ?? 1),
       limit,
-      total_pages: totalPages,
+      total_pages: Math.ceil(total / limit),
       has_more: hasMore,
       next_cursor: nextCursor,
     };

@@ -16,6 +16,9 @@ export interface CursorState extends KeysetPosition {
   offset: number;
 }
 
+export const INVALID_CURSOR =
+  'cursor is invalid, or was issued for other filters, sort or direction (use meta.next_cursor of the same query)';
+
 const MAC_KEY = 'cars-query-cursor-v1';
 const MAC_LENGTH = 22; // base64url characters: 132 bits
 

@@ -45,7 +45,7 @@ export function bidsPageQuery(request: BidsPageRequest): SqlQuery {
   const dir = request.direction === 'asc' ? 'ASC' : 'DESC';
   values.push(request.limit, request.offset);
   const text =
-    `SELECT row_to_json(item)::text AS item, ${total} FROM bids b CROSS JOIN LATERAL (SELECT ${jsonFields(BID_FIELDS)}) item ` +
+    `SELECT row_to_json(item)::text AS item, b.id::text AS id, ${total} FROM bids b CROSS JOIN LATERAL (SELECT ${jsonFields(BID_FIELDS)}) item ` +
     `WHERE ${conditions} ` +
     `ORDER BY b.${BID_SORT_COLUMNS[request.sort]} ${dir} NULLS LAST, b.id ${dir} ` +
     `LIMIT $${values.length - 1} OFFSET $${values.length}`;

@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { SqlClient } from '../sql/sql-client';
 import { BidsPageRequest, bidsPageQuery, bidsTotalQuery } from './bid-query';
 
-/** One bid's JSON text (see BID_FIELDS) and the exact total of the filters. */
+/** One bid's JSON text (see BID_FIELDS), its id and the exact total of the filters. */
 export interface BidRow {
   item: string;
+  /** The bid id (bigint as text). */
+  id: string;
   total: number;
 }
 
