@@ -76,3 +76,11 @@ export async function runMigrations(dataSource: DataSource): Promise<void> {
     await runner.release();
   }
 }
+
+/** The connection string of a DataSource, for the few connections made beside its pool (ledger, LISTEN). */
+export function connectionUrlOf(dataSource: DataSource): string {
+  const o = dataSource.options as { url?: string; host?: string; port?: number; username?: string; password?: string; database?: string };
+  if (o.url) return o.url;
+  const auth = o.username ? `${encodeURIComponent(o.username)}${o.password ? `:${encodeURIComponent(o.password)}` : ''}@` : '';
+  return `postgres://${auth}${o.host ?? '127.0.0.1'}:${o.port ?? 5432}/${encodeURIComponent(o.database ?? 'postgres')}`;
+}

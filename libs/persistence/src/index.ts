@@ -4,3 +4,4 @@ export * from './naming-strategy';
 export * from './reference';
 export * from './database.module';
 export * from './auction-record';
+export * from './pg-listener';

@@ -91,6 +91,12 @@ export class AccessProbeController {
   paid() {
     return { ok: true };
   }
+
+  @RequiresPaidPlan('Webhooks', { verifiedEmail: true })
+  @Get('verified')
+  verified() {
+    return { ok: true };
+  }
 }
 
 @Module({ controllers: [AccessProbeController] })

@@ -1,7 +1,10 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { INestApplication, LoggerService, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { notFound } from '@cars/contracts';
 import { ErrorEnvelopeFilter } from './http/error.filter';
 import { StrictQueryInterceptor } from './http/strict-query.interceptor';
 import { createValidationPipe } from './http/validation.pipe';
@@ -25,12 +28,30 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
     logger: options.logger,
     bufferLogs: false,
   });
+  answerConnectRequests(adapter);
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalInterceptors(new StrictQueryInterceptor());
   app.enableShutdownHooks();
   setUpOpenApi(app);
   return app;
+}
+
+/**
+ * Node hands `CONNECT` requests to a 'connect' listener and closes the socket when there is none:
+ * answer them like any other route we do not have, with the error envelope.
+ */
+function answerConnectRequests(adapter: FastifyAdapter): void {
+  adapter.getInstance().server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+    const body = JSON.stringify(notFound(`No route CONNECT ${(request.url ?? '').split('?')[0]}`));
+    socket.end(
+      'HTTP/1.1 404 Not Found\r\n' +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+    );
+  });
 }
 
 function setUpOpenApi(app: INestApplication): void {

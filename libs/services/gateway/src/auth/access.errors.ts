@@ -25,6 +25,24 @@ export function invalidApiKey(): ApiException {
   );
 }
 
+export function ambiguousApiKey(): ApiException {
+  return new ApiException(
+    401,
+    {
+      error: ErrorNames.Unauthorized,
+      message: `More than one Authorization header was sent; ${HOW_TO_AUTHENTICATE}, exactly once`,
+    },
+    { 'www-authenticate': 'Bearer error="invalid_request"' },
+  );
+}
+
+/** Node keeps only the first of repeated Authorization headers: count them in the raw list. */
+export function authorizationHeaderCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === 'authorization') count += 1;
+  return count;
+}
+
 export function paidPlanRequired(feature: string, plan: Plan, lapsed: { plan: Plan; at: Date } | null): ApiException {
   const current = lapsed
     ? `the ${lapsed.plan.name} plan of this account expired on ${lapsed.at.toISOString()}, so it is on the Free plan`

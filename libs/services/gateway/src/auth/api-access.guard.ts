@@ -9,6 +9,8 @@ import { BurstLimiter } from '../metering/burst-limiter';
 import { isMetered } from '../metering/metered.decorator';
 import { MeterTicket, UsageMeter } from '../metering/usage-meter';
 import {
+  ambiguousApiKey,
+  authorizationHeaderCount,
   burstLimitExceeded,
   invalidApiKey,
   missingApiKey,
@@ -56,6 +58,7 @@ export class ApiAccessGuard implements CanActivate {
 
     const header = request.headers.authorization;
     if (!header) throw missingApiKey();
+    if (authorizationHeaderCount(request.raw.rawHeaders) > 1) throw ambiguousApiKey();
     const token = BEARER.exec(header)?.[1];
     if (!token) throw invalidApiKey();
     const principal = await this.authenticator.authenticate(token).catch((error: unknown) => {

@@ -4,6 +4,7 @@ import { API_ACCESS_CONFIG, API_ACCESS_OVERRIDES, ApiAccessConfig, loadApiAccess
 import { BurstLimiter } from '../metering/burst-limiter';
 import { MeteringHooks } from '../metering/metering.hooks';
 import { UsageMeter } from '../metering/usage-meter';
+import { AccountChangeListener } from './account-change.listener';
 import { ApiAccessGuard } from './api-access.guard';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 
@@ -27,6 +28,7 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
       },
     },
     ApiKeyAuthenticator,
+    AccountChangeListener,
     BurstLimiter,
     UsageMeter,
     MeteringHooks,

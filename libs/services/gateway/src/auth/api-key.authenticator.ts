@@ -11,15 +11,18 @@ const MAX_ENTRIES = 20000;
 
 /**
  * API key → principal, without a database round trip per request: results are cached in
- * process for API_KEY_CACHE_TTL_MS (≤ 30 s, default 10 s), keyed by the key's SHA-256 hash,
- * so a revocation or plan change reaches every gateway within that time. Concurrent misses for
- * the same key share one query.
+ * process, keyed by the key's SHA-256 hash. A change of an account or key is broadcast by the
+ * database (`AccountChangeListener`) and evicts the entries at once on every gateway;
+ * API_KEY_CACHE_TTL_MS (≤ 30 s, default 10 s) is only the backstop for a lost broadcast.
+ * Concurrent misses for the same key share one query.
  */
 @Injectable()
 export class ApiKeyAuthenticator {
   private readonly logger = new Logger('ApiKeys');
   private readonly cache = new TtlCache<ApiPrincipal | null>(MAX_ENTRIES);
   private readonly loading = new Map<string, Promise<ApiPrincipal | null>>();
+  /** Bumped by every eviction: a read that began before it does not refill the cache. */
+  private generation = 0;
 
   constructor(
     private readonly db: DataSource,
@@ -40,15 +43,29 @@ export class ApiKeyAuthenticator {
     return pending;
   }
 
-  /** Forget everything (tests; a future revocation broadcast would call it per key). */
+  /** Forget everything: after the broadcast connection was lost, changes may have been missed. */
   clear(): void {
     this.cache.clear();
+    this.generation += 1;
+  }
+
+  /** Forget one account's keys (its plan, email or expiry changed). */
+  forgetAccount(accountId: string): void {
+    this.cache.deleteWhere((holder) => holder?.accountId === accountId);
+    this.generation += 1;
+  }
+
+  /** Forget one key (created, revoked or deleted): also an unknown key remembered as such. */
+  forgetKey(keyHash: string): void {
+    this.cache.delete(keyHash);
+    this.generation += 1;
   }
 
   private async load(keyHash: string): Promise<ApiPrincipal | null> {
+    const generation = this.generation;
     const holder = await apiKeysRepository.findActiveHolder(this.db, keyHash);
     const ttl = this.config.keyCacheTtlMs;
-    this.cache.set(keyHash, holder, holder ? ttl : Math.min(ttl, NEGATIVE_TTL_MS));
+    if (generation === this.generation) this.cache.set(keyHash, holder, holder ? ttl : Math.min(ttl, NEGATIVE_TTL_MS));
     if (holder) {
       // At most once per key, gateway and cache window: a hint for operators, not an audit trail.
       apiKeysRepository.touchLastUsed(this.db, holder.keyId).catch((error: unknown) => {

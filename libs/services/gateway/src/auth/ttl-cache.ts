@@ -31,6 +31,11 @@ export class TtlCache<V> {
     this.entries.delete(key);
   }
 
+  /** Removes every entry whose value matches (a scan: for rare events such as a plan change). */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, entry] of this.entries) if (matches(entry.value)) this.entries.delete(key);
+  }
+
   clear(): void {
     this.entries.clear();
   }

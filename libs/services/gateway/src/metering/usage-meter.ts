@@ -9,6 +9,7 @@ import {
   reserveUsage,
 } from '@cars/accounts';
 import { ServiceUnavailableError } from '@cars/messaging';
+import { connectionUrlOf } from '@cars/persistence';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { monthlyLimitExceeded } from '../auth/access.errors';
@@ -45,7 +46,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     if (!this.config.enabled) return;
-    this.pool = createLedgerPool(databaseUrlOf(this.dataSource), {
+    this.pool = createLedgerPool(connectionUrlOf(this.dataSource), {
       max: this.config.meteringPoolSize,
       applicationName: 'gateway-ledger',
     });
@@ -131,13 +132,6 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
 }
 
 /** The ledger pool connects to the database of the process's DataSource. */
-function databaseUrlOf(dataSource: DataSource): string {
-  const o = dataSource.options as { url?: string; host?: string; port?: number; username?: string; password?: string; database?: string };
-  if (o.url) return o.url;
-  const auth = o.username ? `${encodeURIComponent(o.username)}${o.password ? `:${encodeURIComponent(o.password)}` : ''}@` : '';
-  return `postgres://${auth}${o.host ?? '127.0.0.1'}:${o.port ?? 5432}/${encodeURIComponent(o.database ?? 'postgres')}`;
-}
-
 /**
  * DESIGN.md §5: a counted request that passed authentication and validation counts once —
  * including a 404 for an unknown id. 400, 401, 403 and 429 do not, and neither do 5xx/503: the

@@ -1,0 +1,58 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { connectionUrlOf, PgListener } from '@cars/persistence';
+import { DataSource } from 'typeorm';
+import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+
+/** The channel the `accounts` and `api_keys` triggers notify (migration AccountChangeNotify). */
+export const ACCOUNT_CHANGES_CHANNEL = 'account_changes';
+
+/** A notification's payload → what to forget, or null when it is not one of ours. */
+export function parseAccountChange(payload: string): { accountId: string; keyHash?: string } | null {
+  try {
+    const value = JSON.parse(payload) as { account_id?: unknown; key_hash?: unknown };
+    if (typeof value.account_id !== 'string') return null;
+    return { accountId: value.account_id, keyHash: typeof value.key_hash === 'string' ? value.key_hash : undefined };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Account changes take effect at once on every gateway: the database notifies at commit, this
+ * listener evicts the account's (or key's) cached principal, and the next request reads it anew.
+ * After a lost connection everything is forgotten, since notifications may have been missed.
+ */
+@Injectable()
+export class AccountChangeListener implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('AccountChanges');
+  private listener?: PgListener;
+
+  constructor(
+    private readonly db: DataSource,
+    private readonly authenticator: ApiKeyAuthenticator,
+    @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (!this.config.enabled) return;
+    this.listener = new PgListener({
+      url: connectionUrlOf(this.db),
+      channels: [ACCOUNT_CHANGES_CHANNEL],
+      applicationName: 'gateway-account-changes',
+      onNotification: (_channel, payload) => {
+        const change = parseAccountChange(payload);
+        if (!change) return this.authenticator.clear();
+        this.authenticator.forgetAccount(change.accountId);
+        if (change.keyHash) this.authenticator.forgetKey(change.keyHash);
+      },
+      onListening: () => this.authenticator.clear(),
+      onError: (message) => this.logger.warn(message),
+    });
+    await this.listener.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.listener?.stop();
+  }
+}
