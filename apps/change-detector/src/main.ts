@@ -10,6 +10,10 @@ class ChangeDetectorEnv extends ServiceEnv {
   @IntSetting(1, 16) OBSERVATION_CONCURRENCY: number = 2;
   /** What this process does: consume observations, relay the outbox, or both (scale them apart). */
   @IsIn(['all', 'consumer', 'relay']) CHANGE_DETECTOR_ROLE: 'all' | 'consumer' | 'relay' = 'all';
+  /** Backstop: parked observations whose context arrived are replayed at least this often (ms). */
+  @IntSetting(200, 3_600_000) PENDING_REPLAY_INTERVAL_MS: number = 30_000;
+  /** A pending backlog older than this is logged as stuck (ms). */
+  @IntSetting(1000, 86_400_000) PENDING_STUCK_AFTER_MS: number = 600_000;
 }
 
 runWorker({
@@ -24,6 +28,10 @@ runWorker({
           ? false
           : { batchSize: env.OBSERVATION_BATCH_SIZE, concurrency: env.OBSERVATION_CONCURRENCY },
       relay: env.CHANGE_DETECTOR_ROLE === 'consumer' ? false : {},
+      pendingReplay:
+        env.CHANGE_DETECTOR_ROLE === 'relay'
+          ? false
+          : { intervalMs: env.PENDING_REPLAY_INTERVAL_MS, stuckAfterMs: env.PENDING_STUCK_AFTER_MS },
     }),
   probes: [ChangeDetectorRuntime],
 }).catch(exitOnBootFailure);

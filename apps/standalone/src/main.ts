@@ -61,7 +61,7 @@ async function main(): Promise<void> {
       WebhooksModule,
       // With a broker: consume observations and relay events like the separate apps do.
       // Without one: the processor serves the loopback ingest endpoint below.
-      ChangeDetectorModule.forRoot(env.RABBITMQ_URL ? { rabbitmqUrl: env.RABBITMQ_URL, databaseUrl } : {}),
+      ChangeDetectorModule.forRoot(env.RABBITMQ_URL ? { rabbitmqUrl: env.RABBITMQ_URL, databaseUrl } : { databaseUrl }),
       ...(env.RABBITMQ_URL ? [DeliveryModule.forRoot({ rabbitmqUrl: env.RABBITMQ_URL })] : []),
     ],
   })

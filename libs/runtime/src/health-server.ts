@@ -2,6 +2,9 @@ import { createServer, Server } from 'node:http';
 
 export type ReadinessCheck = () => Promise<Record<string, 'up' | 'down'>>;
 
+/** Figures shown beside the checks (`detail`), never deciding readiness. */
+export type ReadinessDetail = () => Promise<Record<string, unknown>>;
+
 /**
  * Liveness and readiness over plain HTTP for apps that serve no HTTP of their own (the
  * services behind the broker): `GET /health/live` and `GET /health/ready` for Kubernetes probes.
@@ -9,7 +12,10 @@ export type ReadinessCheck = () => Promise<Record<string, 'up' | 'down'>>;
 export class HealthServer {
   private server?: Server;
 
-  constructor(private readonly check: ReadinessCheck) {}
+  constructor(
+    private readonly check: ReadinessCheck,
+    private readonly detail?: ReadinessDetail,
+  ) {}
 
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
     this.server = createServer((req, res) => {
@@ -19,10 +25,12 @@ export class HealthServer {
       };
       if (req.url === '/health/live') return send(200, { status: 'ok' });
       if (req.url === '/health/ready') {
-        this.check().then(
-          (checks) => {
+        Promise.all([this.check(), this.detail?.().catch(() => undefined)]).then(
+          ([checks, detail]) => {
             const ready = Object.values(checks).every((state) => state === 'up');
-            send(ready ? 200 : 503, { status: ready ? 'ok' : 'unavailable', checks });
+            const body: Record<string, unknown> = { status: ready ? 'ok' : 'unavailable', checks };
+            if (detail && Object.keys(detail).length > 0) body.detail = detail;
+            send(ready ? 200 : 503, body);
           },
           () => send(503, { status: 'unavailable' }),
         );

@@ -12,6 +12,8 @@ import { onShutdownSignal } from './process-utils';
 export interface ReadinessProbe {
   name: string;
   isUp(): boolean | Promise<boolean>;
+  /** Figures shown beside the checks (e.g. a backlog), never deciding readiness. */
+  detail?(): Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 export interface WorkerDefinition<E extends ServiceEnv> {
@@ -50,6 +52,10 @@ export async function runWorker<E extends ServiceEnv>(definition: WorkerDefiniti
     };
     for (const probe of probes) checks[probe.name] = (await probe.isUp()) ? 'up' : 'down';
     return checks;
+  }, async () => {
+    const detail: Record<string, unknown> = {};
+    for (const probe of probes) Object.assign(detail, await probe.detail?.());
+    return detail;
   });
   const port = await health.listen(env.HEALTH_PORT);
   new Logger(definition.name).log(`${definition.name} started; health on :${port}`);

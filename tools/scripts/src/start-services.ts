@@ -1,9 +1,11 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createDataSource, runMigrations } from '@cars/persistence';
+import { createDataSource } from '@cars/persistence';
+import { migrateAndLoadReference } from '@cars/service-change-detector';
 
 /**
- * `npm run start:services`: the production topology on one machine — migrations once, then
+ * `npm run start:services`: the production topology on one machine — migrations and the reference
+ * catalog once (as the migrations Job does), then
  * every app as its own process against DATABASE_URL and RABBITMQ_URL. Ctrl-C stops them all.
  */
 const APPS: { name: string; env?: Record<string, string> }[] = [
@@ -22,7 +24,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const dataSource = await createDataSource({ url: DATABASE_URL, poolSize: 2, applicationName: 'migrate' }).initialize();
-  await runMigrations(dataSource);
+  await migrateAndLoadReference(dataSource);
   await dataSource.destroy();
 
   const children: ChildProcess[] = [];

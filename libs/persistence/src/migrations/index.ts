@@ -7,6 +7,7 @@ import { DescriptionTokens1764200000000 } from './1764200000000-DescriptionToken
 import { OutboxPayloadText1764300000000 } from './1764300000000-OutboxPayloadText';
 import { StatisticsScope1764400000000 } from './1764400000000-StatisticsScope';
 import { Webhooks1764500000000 } from './1764500000000-Webhooks';
+import { ReferenceChangeNotify1764600000000 } from './1764600000000-ReferenceChangeNotify';
 import { AccountChangeNotify1764650000000 } from './1764650000000-AccountChangeNotify';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
@@ -20,5 +21,6 @@ export const MIGRATIONS = [
   OutboxPayloadText1764300000000,
   StatisticsScope1764400000000,
   Webhooks1764500000000,
+  ReferenceChangeNotify1764600000000,
   AccountChangeNotify1764650000000,
 ];

@@ -14,6 +14,7 @@ import { NormalizationService } from './normalization/normalization.service';
 import { ObservationProcessor } from './observations/observation.processor';
 import { RmqEventPublisher } from './outbox/event-publisher';
 import { OutboxRelay, OutboxRelayOptions } from './outbox/outbox.relay';
+import { PendingReplayer, PendingReplayerOptions } from './pending/pending-replayer';
 
 export interface ChangeDetectorModuleOptions {
   /**
@@ -26,6 +27,8 @@ export interface ChangeDetectorModuleOptions {
   databaseUrl?: string;
   consumer?: Omit<ObservationConsumerOptions, 'url'> | false;
   relay?: Omit<OutboxRelayOptions, 'listenUrl'> | false;
+  /** Replay of parked observations whose context arrived (on by default, in every mode). */
+  pendingReplay?: Omit<PendingReplayerOptions, 'listenUrl'> | false;
 }
 
 export const CHANGE_DETECTOR_OPTIONS = Symbol('CHANGE_DETECTOR_OPTIONS');
@@ -38,6 +41,7 @@ export class ChangeDetectorRuntime implements OnApplicationBootstrap, OnApplicat
   private consumer?: ObservationConsumer;
   private relay?: OutboxRelay;
   private publisher?: RmqEventPublisher;
+  private replayer?: PendingReplayer;
 
   constructor(
     private readonly processor: ObservationProcessor,
@@ -46,6 +50,13 @@ export class ChangeDetectorRuntime implements OnApplicationBootstrap, OnApplicat
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    if (this.options.pendingReplay !== false) {
+      this.replayer = new PendingReplayer(this.processor, {
+        ...(this.options.pendingReplay ?? {}),
+        listenUrl: this.options.databaseUrl,
+      });
+      await this.replayer.start();
+    }
     const url = this.options.rabbitmqUrl;
     if (!url) return;
     if (this.options.relay !== false) {
@@ -69,7 +80,18 @@ export class ChangeDetectorRuntime implements OnApplicationBootstrap, OnApplicat
     return (this.consumer?.isConnected() ?? true) && (this.publisher?.isConnected() ?? true);
   }
 
+  /** Readiness detail: the pending backlog, so an operator sees a stuck one. */
+  detail(): Record<string, unknown> {
+    return this.replayer ? { pending_observations: this.replayer.current } : {};
+  }
+
+  /** The replayer, when running (the quick start's ingestion wakes it; tests wait for it). */
+  get pendingReplayer(): PendingReplayer | undefined {
+    return this.replayer;
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    await this.replayer?.stop();
     await this.consumer?.stop();
     await this.relay?.stop();
     await this.publisher?.close().catch(() => undefined);

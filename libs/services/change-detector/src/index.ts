@@ -18,3 +18,4 @@ export * from './outbox/event-publisher';
 export * from './outbox/outbox.relay';
 export * from './consumer/observation.consumer';
 export * from './bulk/bulk-loader';
+export * from './pending/pending-replayer';

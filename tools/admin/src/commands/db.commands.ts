@@ -1,15 +1,13 @@
-import { runMigrations } from '@cars/persistence';
+import { migrateAndLoadReference } from '@cars/service-change-detector';
 import { AdminCommand } from '../command';
 
 export const dbCommands: AdminCommand[] = [
   {
+    // The deploy path's one database step: migrations, then the shipped reference catalog.
     name: 'db:migrate',
     usage: 'db:migrate',
     async run({ db }) {
-      const dataSource = await db();
-      await runMigrations(dataSource);
-      const rows: { name: string }[] = await dataSource.query(`SELECT name FROM schema_migrations ORDER BY id`);
-      return { applied: rows.map((r) => r.name) };
+      return migrateAndLoadReference(await db());
     },
   },
   {

@@ -2,6 +2,7 @@ import { AdminCommand } from '../command';
 import { accountsCommands } from './accounts.commands';
 import { dbCommands } from './db.commands';
 import { makesCommands } from './makes.commands';
+import { pendingCommands } from './pending.commands';
 
 /** Every admin command. Add a feature's commands here. */
-export const COMMANDS: AdminCommand[] = [...dbCommands, ...accountsCommands, ...makesCommands];
+export const COMMANDS: AdminCommand[] = [...dbCommands, ...accountsCommands, ...makesCommands, ...pendingCommands];

@@ -3,6 +3,7 @@ import {
   makeAliasEntries,
   MAKES,
   modelAliasEntries,
+  runMigrations,
   SOURCES,
 } from '@cars/persistence';
 import { Pool } from 'pg';
@@ -187,4 +188,19 @@ export class NormalizationService {
     }
     return result;
   }
+}
+
+/**
+ * The deploy path's database step (`admin db:migrate`: the k8s migrations Job, compose's
+ * `migrate` service, `start:services`): applies the migrations and loads the shipped reference
+ * catalog (sources, makes, models, aliases). Idempotent; operator decisions (aliases,
+ * exclusions, makes added by hand) are kept, since the catalog only inserts what is missing.
+ */
+export async function migrateAndLoadReference(
+  dataSource: DataSource,
+): Promise<{ applied: string[]; reference: ReferenceLoadResult }> {
+  await runMigrations(dataSource);
+  const reference = await new NormalizationService(dataSource).loadReference();
+  const rows: { name: string }[] = await dataSource.query(`SELECT name FROM schema_migrations ORDER BY id`);
+  return { applied: rows.map((r) => r.name), reference };
 }

@@ -13,7 +13,7 @@ import { ReferenceCache, ReferenceSnapshot } from '../normalization/reference-ca
 import { AuctionRow, BidRow, buildAuctionRow, buildBidRow, eventAuction } from './auction-row';
 import { decideAuctionEvent, isEligible, meaningfulState } from './decisions';
 import { KnownDescriptionTokens } from './description-tokens';
-import { ExistingAuction, NewPending, ObservationRepository, OutboxInsert } from './observation.repository';
+import { ExistingAuction, NewPending, ObservationRepository, OutboxInsert, PendingSummary } from './observation.repository';
 
 export interface ProcessOptions {
   /** Observation time in the service: the envelopes' `created_at`. Default: now. */
@@ -71,6 +71,9 @@ const emptyResult = (): ProcessResult => ({
   bidsCreated: 0,
   events: 0,
 });
+
+/** Rounds of one replay call; the backstop's next run continues a larger backlog. */
+const MAX_REPLAY_ROUNDS = 500;
 
 const keyOf = (source: string, sourceAuctionId: string) => `${source}\u001f${sourceAuctionId}`;
 const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -138,8 +141,59 @@ export class ObservationProcessor {
     }
   }
 
-  /** `recorded` receives the description tokens added to the vocabulary (known once committed). */
-  private async apply(client: PoolClient, observations: Observation[], now: Date, recorded: string[]): Promise<ProcessResult> {
+  /**
+   * Replays the parked observations whose context has arrived (a source or reference data loaded,
+   * the parent auction stored by another path), without waiting for another observation of
+   * their auction: in batches of auctions, until none is ready. Returns what it applied.
+   */
+  async replayReady(options: ProcessOptions & { batchSize?: number } = {}): Promise<ProcessResult> {
+    const total = emptyResult();
+    const batchSize = options.batchSize ?? 200;
+    let rounds = 0;
+    for (;;) {
+      const keys = await withTransaction(this.pool, (client) =>
+        this.repository.readyPendingKeys(client, batchSize, PendingReasons.ParentMissing),
+      );
+      if (keys.length === 0) return total;
+      const recorded: string[] = [];
+      const now = options.now ?? new Date();
+      const one = await withTransaction(this.pool, (client) => {
+        recorded.length = 0;
+        return this.apply(client, [], now, recorded, keys);
+      });
+      this.tokens.remember(recorded);
+      total.pending += one.pending;
+      total.auctionsCreated += one.auctionsCreated;
+      total.auctionsUpdated += one.auctionsUpdated;
+      total.bidsCreated += one.bidsCreated;
+      total.events += one.events;
+      // A replayed observation either goes on or is parked again under the reason it still waits
+      // for (no longer ready), so each round takes new keys; the cap only bounds one call.
+      if (keys.length < batchSize || (rounds += 1) >= MAX_REPLAY_ROUNDS) return total;
+    }
+  }
+
+  /** How many observations wait in pending_observations, since when and why. */
+  async pendingSummary(): Promise<PendingSummary> {
+    const client = await this.pool.connect();
+    try {
+      return await this.repository.pendingSummary(client);
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * `recorded` receives the description tokens added to the vocabulary (known once committed).
+   * `replay` names auctions without a new observation whose parked observations go on now.
+   */
+  private async apply(
+    client: PoolClient,
+    observations: Observation[],
+    now: Date,
+    recorded: string[],
+    replay: readonly { source: string; source_auction_id: string }[] = [],
+  ): Promise<ProcessResult> {
     const result = emptyResult();
     const groups = new Map<string, Group>();
     const groupOf = (source: string, sourceAuctionId: string): Group => {
@@ -154,6 +208,7 @@ export class ObservationProcessor {
     observations.forEach((observation, index) =>
       groupOf(observation.source, observation.source_auction_id).items.push({ observation, index, receivedAt: null, bids: [] }),
     );
+    for (const key of replay) groupOf(key.source, key.source_auction_id);
     const all = [...groups.values()];
     const sources = all.map((g) => g.source);
     const ids = all.map((g) => g.sourceAuctionId);
@@ -194,6 +249,7 @@ export class ObservationProcessor {
     }
     const plans: Plan[] = [];
     for (const group of groups.values()) {
+      if (group.items.length === 0) continue; // replayed by another transaction meanwhile
       const source = reference.sources.get(group.source);
       if (!source) {
         for (const item of group.items) park(item, PendingReasons.UnknownSource);

@@ -26,6 +26,12 @@ export interface PendingRow {
   received_at: string;
 }
 
+export interface PendingSummary {
+  count: number;
+  oldestReceivedAt: Date | null;
+  byReason: Record<string, number>;
+}
+
 export interface NewPending {
   source: string;
   source_auction_id: string;
@@ -102,6 +108,40 @@ export class ObservationRepository {
       values: [sources, ids],
     });
     return rows;
+  }
+
+  /**
+   * Auctions with parked observations whose missing context has arrived: their source is known
+   * now and, for those waiting for their parent, the parent auction is stored. Oldest first.
+   */
+  async readyPendingKeys(client: PoolClient, limit: number, parentMissing: string): Promise<{ source: string; source_auction_id: string }[]> {
+    const { rows } = await client.query<{ source: string; source_auction_id: string }>({
+      name: 'cd_ready_pending_keys',
+      text: `
+        SELECT p.source, p.source_auction_id
+        FROM pending_observations p
+        WHERE EXISTS (SELECT 1 FROM sources s WHERE s.id = p.source)
+          AND (p.reason <> $2 OR EXISTS (
+            SELECT 1 FROM auctions a WHERE a.source = p.source AND a.source_auction_id = p.source_auction_id))
+        GROUP BY p.source, p.source_auction_id
+        ORDER BY min(p.id)
+        LIMIT $1`,
+      values: [limit, parentMissing],
+    });
+    return rows;
+  }
+
+  /** How many observations wait, since when, and why. */
+  async pendingSummary(client: PoolClient): Promise<PendingSummary> {
+    const { rows } = await client.query<{ reason: string; count: number; oldest: Date | null }>(
+      `SELECT reason, count(*)::int AS count, min(received_at) AS oldest FROM pending_observations GROUP BY reason ORDER BY reason`,
+    );
+    const oldest = rows.reduce<Date | null>((min, r) => (r.oldest && (!min || r.oldest < min) ? r.oldest : min), null);
+    return {
+      count: rows.reduce((sum, r) => sum + r.count, 0),
+      oldestReceivedAt: oldest,
+      byReason: Object.fromEntries(rows.map((r) => [r.reason, r.count])),
+    };
   }
 
   /** Takes the pending observations of these auctions out of the table (oldest first). */
