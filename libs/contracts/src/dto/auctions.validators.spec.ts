@@ -63,7 +63,10 @@ describe('query parameter rules', () => {
   it('ties cursor and page to the paging mode', () => {
     const cursor = 'eyJrIjpudWxsfQ.abcdefghijklmnopqrstuv';
     expect(validatePlain(SearchAuctionsQueryDto, { pagination: 'cursor', cursor }).ok).toBe(true);
-    expect(validatePlain(SearchAuctionsQueryDto, { cursor }).ok).toBe(false);
+    // A cursor alone means cursor mode; with page, or with pagination=page, it is a contradiction.
+    expect(validatePlain(SearchAuctionsQueryDto, { cursor }).ok).toBe(true);
+    expect(validatePlain(SearchAuctionsQueryDto, { cursor, page: '2' }).ok).toBe(false);
+    expect(validatePlain(SearchAuctionsQueryDto, { pagination: 'page', cursor }).ok).toBe(false);
     expect(validatePlain(SearchAuctionsQueryDto, { pagination: 'cursor', page: '1' }).ok).toBe(false);
     expect(validatePlain(SearchAuctionsQueryDto, { pagination: 'page', page: '1' }).ok).toBe(true);
   });

@@ -6,7 +6,7 @@ describe('bid SQL', () => {
   it('pages one auction by the sort column, nulls last, ties by id', () => {
     const { text, values } = bidsPageQuery({ ...base, sort: 'amount', direction: 'desc', offset: 200 });
     expect(text).toMatch(
-      /^SELECT row_to_json\(item\)::text AS item, \(SELECT count\(\*\)::int FROM bids WHERE auction_id = \$1::bigint\) AS total FROM bids b CROSS JOIN LATERAL \(SELECT b.id AS id, b.auction_id AS auction_id, /,
+      /^SELECT row_to_json\(item\)::text AS item, b\.id::text AS id, \(SELECT count\(\*\)::int FROM bids WHERE auction_id = \$1::bigint\) AS total FROM bids b CROSS JOIN LATERAL \(SELECT b.id AS id, b.auction_id AS auction_id, /,
     );
     expect(text).toContain('WHERE b.auction_id = $1::bigint ORDER BY b.amount DESC NULLS LAST, b.id DESC LIMIT $2 OFFSET $3');
     expect(values).toEqual(['42', 100, 200]);
