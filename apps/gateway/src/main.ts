@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { MessagingModule } from '@cars/messaging';
 import { DatabaseModule } from '@cars/persistence';
-import { createLogger, exitOnBootFailure, GatewayEnv, loadEnv, PinoNestLogger } from '@cars/runtime';
+import { createLogger, exitOnBootFailure, GatewayEnv, loadEnv, onShutdownSignal, PinoNestLogger } from '@cars/runtime';
 import { createGatewayApp, GatewayModule } from '@cars/service-gateway';
 
 async function main(): Promise<void> {
@@ -23,6 +23,13 @@ async function main(): Promise<void> {
   });
   await app.listen(env.PORT, env.HOST);
   console.log(JSON.stringify({ level: 'info', service: 'gateway', msg: `listening on ${await app.getUrl()}` }));
+  onShutdownSignal(
+    async () => {
+      await app.close();
+      process.exit(0);
+    },
+    { name: 'gateway' },
+  );
 }
 
 main().catch(exitOnBootFailure);

@@ -9,6 +9,18 @@ export interface PreparedData {
   messages: string[];
   /** Work that goes on after the server listens (the demo data set on first start). */
   background: Promise<void>;
+  /** Stops the background work at the next chunk boundary and waits for it (a stop during the load). */
+  cancel(): Promise<void>;
+}
+
+class LoadCanceled extends Error {}
+
+/** The observations until `signal` aborts: then the loader stops with LoadCanceled. */
+function* untilAborted<T>(items: Iterable<T>, signal: AbortSignal): Generator<T> {
+  for (const item of items) {
+    if (signal.aborted) throw new LoadCanceled('stopped');
+    yield item;
+  }
 }
 
 const DEMO_DATA = 'demo_data';
@@ -38,14 +50,15 @@ export async function prepareData(
     [DEMO_DATA],
   );
   if (!options.loadDemoData || state.length > 0) {
-    return { messages, background: Promise.resolve() };
+    return { messages, background: Promise.resolve(), cancel: () => Promise.resolve() };
   }
 
   messages.push('', 'Loading the demo data set (120,000 auctions) in the background; progress is logged.');
+  const abort = new AbortController();
   const background = (async () => {
     const started = Date.now();
     let lastLog = 0;
-    const result = await bulkLoadObservations(dataSource, generateObservations({}), {
+    const result = await bulkLoadObservations(dataSource, untilAborted(generateObservations({}), abort.signal), {
       onProgress: (count) => {
         if (Date.now() - lastLog > 5000) {
           lastLog = Date.now();
@@ -62,7 +75,15 @@ export async function prepareData(
     options.log.info({ auctions: result.auctions, bids: result.bids, seconds }, 'demo data set loaded');
     process.stdout.write(`Demo data set loaded: ${result.auctions} auctions, ${result.bids} bids in ${seconds} s\n`);
   })().catch((error: unknown) => {
-    options.log.error({ err: error }, 'loading the demo data set failed; it is retried on the next start');
+    if (error instanceof LoadCanceled) {
+      options.log.info('loading the demo data set stopped; it goes on at the next start');
+    } else {
+      options.log.error({ err: error }, 'loading the demo data set failed; it is retried on the next start');
+    }
   });
-  return { messages, background };
+  const cancel = async () => {
+    abort.abort();
+    await background;
+  };
+  return { messages, background, cancel };
 }

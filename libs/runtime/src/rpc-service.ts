@@ -39,7 +39,6 @@ export async function runRpcService(definition: RpcServiceDefinition): Promise<v
     RootModule,
     { ...rpcServerOptions(env.RABBITMQ_URL, definition.queue), logger },
   );
-  app.enableShutdownHooks();
   let brokerUp = false;
   app.status.subscribe((status) => {
     brokerUp = status === 'connected';
@@ -58,5 +57,5 @@ export async function runRpcService(definition: RpcServiceDefinition): Promise<v
     await health.close();
     process.exit(0);
   };
-  onShutdownSignal(stop);
+  onShutdownSignal(stop, { name: definition.name });
 }

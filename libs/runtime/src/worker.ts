@@ -43,7 +43,6 @@ export async function runWorker<E extends ServiceEnv>(definition: WorkerDefiniti
 
   const app = await NestFactory.createApplicationContext(RootModule, { logger });
   await app.init();
-  app.enableShutdownHooks();
   const db = app.get(DataSource);
   const probes = (definition.probes ?? []).map((probe) => app.get(probe));
   const health = new HealthServer(async () => {
@@ -65,6 +64,6 @@ export async function runWorker<E extends ServiceEnv>(definition: WorkerDefiniti
     await health.close();
     process.exit(0);
   };
-  onShutdownSignal(stop);
+  onShutdownSignal(stop, { name: definition.name });
   return app;
 }

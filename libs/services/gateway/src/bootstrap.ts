@@ -32,7 +32,6 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalInterceptors(new StrictQueryInterceptor());
-  app.enableShutdownHooks();
   setUpOpenApi(app);
   return app;
 }

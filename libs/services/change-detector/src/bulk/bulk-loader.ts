@@ -70,6 +70,8 @@ export async function bulkLoadObservations(
   const now = options.now ?? new Date();
   const pool = pgPool(dataSource);
   const clients: PoolClient[] = [];
+  /** Chunks being merged: a load that stops early (its input failed) lets them finish first. */
+  const inFlight = new Set<Promise<void>>();
   const result: BulkLoadResult = { observations: 0, auctions: 0, bids: 0, pending: 0, rejected: [], unknownSource: 0, ms: 0 };
   try {
     for (let i = 0; i < concurrency; i += 1) {
@@ -88,7 +90,6 @@ export async function bulkLoadObservations(
     const [main] = clients;
     const reference = await new ReferenceCache().get(main);
     const idle = [...clients];
-    const inFlight = new Set<Promise<void>>();
     let failure: unknown;
 
     const bidsOnly: Observation[] = [];
@@ -179,6 +180,7 @@ export async function bulkLoadObservations(
     result.ms = Date.now() - started;
     return result;
   } finally {
+    await Promise.allSettled([...inFlight]);
     for (const client of clients) {
       await client.query(`DROP TABLE IF EXISTS bulk_auctions, bulk_bids; RESET synchronous_commit`).catch(() => undefined);
       client.release();
