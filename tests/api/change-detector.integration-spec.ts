@@ -371,6 +371,19 @@ describe('change-detector pipeline', () => {
     expect(await dataSource.query(`SELECT 1 FROM auctions WHERE source_auction_id = $1`, [id])).toHaveLength(1);
   });
 
+  it('keeps the original message id, timestamp and headers on a dead letter', async () => {
+    const before = harness.deadLetters.length;
+    await harness.publishWith('{"not": "an observation"}', {
+      messageId: 'obs-original-42',
+      timestamp: 1764000000,
+      headers: { 'x-trace-id': 'trace-abc' },
+    });
+    await harness.waitFor(() => harness.deadLetters.length > before, 10000, 'the dead letter');
+    const letter = harness.deadLetters[before];
+    expect(letter).toMatchObject({ body: '{"not": "an observation"}', messageId: 'obs-original-42', timestamp: 1764000000 });
+    expect(letter.headers).toMatchObject({ 'x-trace-id': 'trace-abc', [ObservationHeaders.RejectionReason]: expect.any(String) });
+  });
+
   it('normalization changes (alias maintenance, normalize:rebuild) fire nothing', async () => {
     const id = nextId();
     const mark = await settledMark();

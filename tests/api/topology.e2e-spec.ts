@@ -65,6 +65,14 @@ describe('distributed topology (separate processes)', () => {
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ error: 'Service Unavailable', message: expect.stringContaining('query') });
     expect(elapsed).toBeLessThan(5000);
+    // The gateway stays ready (restarting it would not help) and shows who is missing.
+    const readiness = await request(`${gatewayUrl}/health/ready`);
+    expect(readiness.status).toBe(200);
+    expect(readiness.body.detail.services).toEqual({
+      query: { status: 'down', consumers: 0 },
+      stats: { status: 'up', consumers: 1 },
+      webhooks: { status: 'up', consumers: 1 },
+    });
 
     const port = await freePort();
     apps.set('query', startApp('query', env({ HEALTH_PORT: String(port) })));
@@ -78,6 +86,7 @@ describe('distributed topology (separate processes)', () => {
     }
     expect(back.status).toBe(200);
     expect(back.body).toEqual({ data: ['911'] });
+    expect((await request(`${gatewayUrl}/health/ready`)).body.detail.services.query).toEqual({ status: 'up', consumers: 1 });
   }, 40000);
 
   it('never writes the Authorization header to the logs', async () => {

@@ -3,3 +3,4 @@ export * from './rmq.options';
 export * from './service-client';
 export * from './messaging.module';
 export * from './event-topology';
+export * from './queue-inspector';

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { Queues } from '@cars/contracts';
 import { InProcessBus } from './in-process.transport';
+import { QueueInspector } from './queue-inspector';
 import { InProcessServiceClient, RmqServiceClient, ServiceClient } from './service-client';
 
 export const QUERY_CLIENT = Symbol('QUERY_CLIENT');
@@ -21,13 +22,15 @@ const SERVICES = [
 @Module({})
 export class MessagingModule {
   static forRoot(config: MessagingConfig): DynamicModule {
+    // One connection for the readiness detail's queue checks, shared by the three clients.
+    const inspector = config.transport === 'rmq' ? new QueueInspector(config.url) : undefined;
     const providers = SERVICES.map(({ token, name, queue }) => ({
       provide: token,
       useFactory: async (): Promise<ServiceClient> => {
         if (config.transport === 'in-process') {
           return new InProcessServiceClient(name, config.bus, config.rpcTimeoutMs);
         }
-        const client = new RmqServiceClient(name, config.url, queue, config.rpcTimeoutMs);
+        const client = new RmqServiceClient(name, config.url, queue, config.rpcTimeoutMs, inspector);
         await client.connect();
         return client;
       },

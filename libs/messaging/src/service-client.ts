@@ -3,6 +3,7 @@ import { ClientRMQ } from '@nestjs/microservices';
 import { RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
 import { firstValueFrom, timeout } from 'rxjs';
 import { InProcessBus } from './in-process.transport';
+import { QueueInspector } from './queue-inspector';
 import { RMQ_SOCKET_OPTIONS } from './rmq.options';
 
 /** The service did not answer in time, or could not be reached at all. */
@@ -21,6 +22,8 @@ export abstract class ServiceClient {
   abstract send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>>;
   /** True when the transport is connected (readiness). */
   abstract isConnected(): boolean;
+  /** How many instances of the service consume its queue now; null when it cannot be told. */
+  abstract consumers(): Promise<number | null>;
 }
 
 export class RmqServiceClient extends ServiceClient implements OnApplicationShutdown {
@@ -31,8 +34,9 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
   constructor(
     private readonly service: string,
     url: string,
-    queue: string,
+    private readonly queue: string,
     private readonly timeoutMs: number,
+    private readonly inspector?: QueueInspector,
   ) {
     super();
     this.client = new ClientRMQ({
@@ -60,6 +64,10 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
     return this.connected;
   }
 
+  consumers(): Promise<number | null> {
+    return this.inspector ? this.inspector.consumers(this.queue) : Promise.resolve(null);
+  }
+
   async send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>> {
     try {
       return await firstValueFrom(
@@ -72,6 +80,7 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
 
   async onApplicationShutdown(): Promise<void> {
     await this.client.close();
+    await this.inspector?.close();
   }
 }
 
@@ -86,6 +95,11 @@ export class InProcessServiceClient extends ServiceClient {
 
   isConnected(): boolean {
     return true;
+  }
+
+  /** In-process services live in this very process: the one instance is this process. */
+  consumers(): Promise<number | null> {
+    return Promise.resolve(1);
   }
 
   async send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>> {

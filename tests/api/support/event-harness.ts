@@ -1,6 +1,6 @@
 import { AnyEventEnvelope, eventRoutingFromHeaders, EventRouting, Exchanges, Queues } from '@cars/contracts';
 import { assertEventTopology, assertObservationTopology } from '@cars/messaging';
-import { ChannelModel, ConfirmChannel, connect, ConsumeMessage } from 'amqplib';
+import { ChannelModel, ConfirmChannel, connect, ConsumeMessage, Options } from 'amqplib';
 
 /** Test support (used by this lib's integration specs only): publish observations, collect events. */
 export interface ReceivedEvent {
@@ -14,6 +14,8 @@ export interface ReceivedEvent {
 export interface DeadLetter {
   body: string;
   headers: Record<string, unknown>;
+  messageId: string | undefined;
+  timestamp: number | undefined;
 }
 
 export class EventHarness {
@@ -39,7 +41,12 @@ export class EventHarness {
       Queues.ObservationsDeadLetter,
       (message) =>
         message &&
-        harness.deadLetters.push({ body: message.content.toString('utf8'), headers: message.properties.headers ?? {} }),
+        harness.deadLetters.push({
+          body: message.content.toString('utf8'),
+          headers: message.properties.headers ?? {},
+          messageId: typeof message.properties.messageId === 'string' ? message.properties.messageId : undefined,
+          timestamp: typeof message.properties.timestamp === 'number' ? message.properties.timestamp : undefined,
+        }),
       { noAck: true },
     );
     return harness;
@@ -62,6 +69,12 @@ export class EventHarness {
       const body = typeof message === 'string' ? message : JSON.stringify(message);
       this.channel.sendToQueue(Queues.Observations, Buffer.from(body), { persistent: true, contentType: 'application/json' });
     }
+    await this.channel.waitForConfirms();
+  }
+
+  /** Publishes one observation body with message properties of its own (id, headers…), confirmed. */
+  async publishWith(body: string, properties: Options.Publish): Promise<void> {
+    this.channel.sendToQueue(Queues.Observations, Buffer.from(body), { persistent: true, contentType: 'application/json', ...properties });
     await this.channel.waitForConfirms();
   }
 

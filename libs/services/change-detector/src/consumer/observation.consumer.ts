@@ -177,11 +177,19 @@ export class ObservationConsumer {
 
   private async deadLetter(delivery: Delivery, reason: string): Promise<void> {
     this.logger.warn(`observation rejected: ${reason.slice(0, 300)}`);
+    // The original message as it came (id, timestamp, correlation, headers), plus why it was refused.
+    const original = delivery.message.properties;
     await this.publishChannel!.sendToQueue(Queues.ObservationsDeadLetter, delivery.message.content, {
       persistent: true,
-      contentType: delivery.message.properties.contentType ?? 'application/json',
+      contentType: original.contentType ?? 'application/json',
+      contentEncoding: original.contentEncoding ?? undefined,
+      messageId: original.messageId ?? undefined,
+      correlationId: original.correlationId ?? undefined,
+      timestamp: original.timestamp ?? undefined,
+      type: original.type ?? undefined,
+      appId: original.appId ?? undefined,
       headers: {
-        ...(delivery.message.properties.headers ?? {}),
+        ...(original.headers ?? {}),
         [ObservationHeaders.RejectionReason]: reason.slice(0, MAX_REASON_LENGTH),
         [ObservationHeaders.RejectedAt]: new Date().toISOString(),
       },
