@@ -2,15 +2,17 @@ import { insertAuctions, insertBids, openTestDataSource, useIsolatedQueryEnviron
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { DataSource } from 'typeorm';
-import { JsonResponse, request } from './support/http';
-import { startTestStack, TestStack } from './support/stack';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { createTestAccount } from './support/accounts';
+import { bearer, JsonResponse, request } from './support/http';
+import { startTestGateway, startTestStack, TestStack } from './support/stack';
 
 jest.setTimeout(60_000);
 
 type Schema = Record<string, unknown>;
 interface OpenApiDocument {
   openapi: string;
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean }[]; responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
+  paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean }[]; responses: Record<string, { content?: Record<string, { schema: Schema }>; headers?: Record<string, unknown> }> }>>;
   components: { schemas: Record<string, Schema> };
 }
 
@@ -53,12 +55,18 @@ describe('OpenAPI document against real responses', () => {
     return validate;
   }
 
-  async function expectConforms(path: string, url: string, status: number): Promise<JsonResponse> {
-    const res = await request(`${stack.url}${url}`);
+  /** Headers of ours a client may rely on: each one sent must be in the document for that status. */
+  const CONTRACT_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after', 'www-authenticate', 'etag', 'cache-control'];
+
+  async function expectConforms(path: string, url: string, status: number, init: RequestInit = {}, base = stack.url): Promise<JsonResponse> {
+    const res = await request(`${base}${url}`, init);
     expect({ url, status: res.status }).toEqual({ url, status });
     const validate = validatorFor(path, status);
     const valid = validate(res.body);
     expect({ url, errors: valid ? null : validate.errors }).toEqual({ url, errors: null });
+    const documented = Object.keys(doc.paths[path].get.responses[String(status)].headers ?? {}).map((h) => h.toLowerCase());
+    const sent = CONTRACT_HEADERS.filter((h) => res.headers.has(h));
+    expect({ url, status, undocumented: sent.filter((h) => !documented.includes(h)) }).toEqual({ url, status, undocumented: [] });
     return res;
   }
 
@@ -131,6 +139,48 @@ describe('OpenAPI document against real responses', () => {
     await expectConforms('/auctions/{auction_id}/bids', `/auctions/${auctionId}/bids`, 200);
     await expectConforms('/makes', '/makes', 200);
     await expectConforms('/models', '/models?make=Porsche', 200);
+    await expectConforms('/stats', '/stats?make=Porsche', 200);
+    await expectConforms('/', '/', 200);
+    await expectConforms('/health/live', '/health/live', 200);
+    const ready = await expectConforms('/health/ready', '/health/ready', 200);
+    expect(ready.body.detail.services.query).toEqual({ status: 'up', consumers: 1 });
+  });
+
+  it('documents the bearer key as an opaque key, and no schema nothing uses', () => {
+    const schemes = (doc as unknown as { components: { securitySchemes: Record<string, { bearerFormat?: string }> } }).components
+      .securitySchemes;
+    expect(schemes.bearer.bearerFormat).not.toMatch(/JWT/i);
+    expect(schemes.bearer.bearerFormat).toContain('cca_live_');
+    expect(Object.keys(doc.components.schemas)).not.toContain('Request');
+  });
+
+  describe('with API access on: the answers of authentication, plans and allowances', () => {
+    let guarded: { url: string; gateway: NestFastifyApplication };
+    beforeAll(async () => {
+      guarded = await startTestGateway();
+    });
+    afterAll(async () => {
+      await guarded?.gateway.close();
+    });
+
+    it('documents every status and header they carry', async () => {
+      const at = (path: string, url: string, status: number, init: RequestInit = {}) => expectConforms(path, url, status, init, guarded.url);
+      const paid = await createTestAccount(db, { plan: '10k' });
+      const free = await createTestAccount(db, { plan: 'free' });
+      const exhausted = await createTestAccount(db, { plan: '1k', used: 1000 });
+      const ok = await at('/auctions', '/auctions?limit=1', 200, bearer(paid.apiKey));
+      expect(ok.headers.get('x-ratelimit-limit')).toBe('10000');
+      await at('/stats', '/stats?make=Porsche', 200, bearer(paid.apiKey));
+      await at('/auctions/{auction_id}/bids', `/auctions/${liveId}/bids`, 200, bearer(paid.apiKey));
+      const missing = await at('/auctions', '/auctions', 401);
+      expect(missing.headers.get('www-authenticate')).toBe('Bearer');
+      await at('/stats', '/stats?make=Porsche', 401, bearer('cca_live_00000000000000000000000000000000'));
+      await at('/stats', '/stats?make=Porsche', 403, bearer(free.apiKey));
+      await at('/stats', '/stats?make=Trabantia', 400, bearer(paid.apiKey));
+      const limited = await at('/auctions', '/auctions', 429, bearer(exhausted.apiKey));
+      expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+      await at('/auctions/live', '/auctions/live', 429, bearer(exhausted.apiKey));
+    });
   });
 
   it('describes the error responses', async () => {
@@ -139,6 +189,8 @@ describe('OpenAPI document against real responses', () => {
     await expectConforms('/auctions/{auction_id}/bids', '/auctions/abc/bids', 400);
     await expectConforms('/auctions/{auction_id}/bids', '/auctions/424242/bids', 404);
     await expectConforms('/models', '/models', 400);
+    await expectConforms('/makes', '/makes?colour=red', 400);
+    await expectConforms('/stats', '/stats', 400);
   });
 
   it('answers 400 naming an unknown parameter on every route of the document', async () => {

@@ -1,13 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { INestApplication, LoggerService, Type } from '@nestjs/common';
+import { LoggerService, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { notFound } from '@cars/contracts';
 import { ErrorEnvelopeFilter } from './http/error.filter';
 import { StrictQueryInterceptor } from './http/strict-query.interceptor';
 import { createValidationPipe } from './http/validation.pipe';
+import { setUpOpenApi } from './openapi';
 
 export interface GatewayHttpOptions {
   logger: LoggerService;
@@ -51,18 +51,4 @@ function answerConnectRequests(adapter: FastifyAdapter): void {
         body,
     );
   });
-}
-
-function setUpOpenApi(app: INestApplication): void {
-  const config = new DocumentBuilder()
-    .setTitle('Classic Car Auction Data API')
-    .setDescription(
-      'Completed and live classic and collector car auctions from seven platforms: search, live auctions, ' +
-        'bid history, pricing statistics, make and model lists, and signed webhooks.',
-    )
-    .setVersion('1.0.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' })
-    .build();
-  const document = SwaggerModule.createDocument(app, config);
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });
 }

@@ -2,12 +2,13 @@ import { Module } from '@nestjs/common';
 import { AuctionsController } from './auctions/auctions.controller';
 import { ApiAccessModule } from './auth/api-access.module';
 import { HealthController } from './health/health.controller';
+import { RootController } from './health/root.controller';
 import { MakesController } from './makes/makes.controller';
 import { StatsController } from './stats/stats.controller';
 
 /** The public HTTP edge. Needs a DatabaseModule and a MessagingModule from its host app. */
 @Module({
   imports: [ApiAccessModule],
-  controllers: [HealthController, MakesController, AuctionsController, StatsController],
+  controllers: [RootController, HealthController, MakesController, AuctionsController, StatsController],
 })
 export class GatewayModule {}

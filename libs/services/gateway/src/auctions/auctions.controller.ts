@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Inject, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
   AuctionIdParamDto,
   AuctionListResponseDto,
@@ -14,7 +14,7 @@ import {
 import { QUERY_CLIENT, ServiceClient } from '@cars/messaging';
 import { unwrapReply } from '../http/api-exception';
 import { Metered } from '../metering/metered.decorator';
-import { ApiAuctionNotFound, ApiQueryErrors } from './api-responses';
+import { ApiAuctionNotFound, ApiMeteredOk, ApiQueryErrors } from './api-responses';
 
 const PAGING =
   'Paging: `page` (from 1) and `limit` (1–100), or `pagination=cursor` and then `cursor=<meta.next_cursor>` for ' +
@@ -64,7 +64,7 @@ export class AuctionsController {
   @Header(...JSON_BODY)
   @Metered()
   @ApiOperation({ summary: 'Search completed auctions', description: SEARCH })
-  @ApiOkResponse({ type: AuctionListResponseDto })
+  @ApiMeteredOk(AuctionListResponseDto)
   @ApiQueryErrors()
   async search(@Query() query: SearchAuctionsQueryDto): Promise<JsonText<AuctionListResponseDto>> {
     return unwrapReply(await this.query.send(QueryPatterns.SearchAuctions, { ...query }));
@@ -74,7 +74,7 @@ export class AuctionsController {
   @Header(...JSON_BODY)
   @Metered()
   @ApiOperation({ summary: 'List live auctions', description: LIVE })
-  @ApiOkResponse({ type: LiveAuctionListResponseDto })
+  @ApiMeteredOk(LiveAuctionListResponseDto)
   @ApiQueryErrors()
   async live(@Query() query: LiveAuctionsQueryDto): Promise<JsonText<LiveAuctionListResponseDto>> {
     return unwrapReply(await this.query.send(QueryPatterns.ListLiveAuctions, { ...query }));
@@ -84,7 +84,7 @@ export class AuctionsController {
   @Header(...JSON_BODY)
   @Metered()
   @ApiOperation({ summary: 'Bid history of one auction', description: BIDS })
-  @ApiOkResponse({ type: BidListResponseDto })
+  @ApiMeteredOk(BidListResponseDto)
   @ApiQueryErrors()
   @ApiAuctionNotFound()
   async bids(

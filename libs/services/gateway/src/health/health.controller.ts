@@ -1,10 +1,57 @@
 import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { QUERY_CLIENT, ServiceClient, STATS_CLIENT, WEBHOOKS_CLIENT } from '@cars/messaging';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
+import { Public } from '../auth/auth.decorators';
 
-type Downstream = { status: 'up' | 'down' | 'unknown'; consumers: number | null };
+class LiveDto {
+  @ApiProperty({ enum: ['ok'] })
+  status: 'ok';
+}
+
+class ReadyChecksDto {
+  @ApiProperty({ enum: ['up', 'down'], description: 'PostgreSQL answers.' })
+  database: 'up' | 'down';
+
+  @ApiProperty({ enum: ['up', 'down'], description: 'The RabbitMQ connection is open.' })
+  broker: 'up' | 'down';
+}
+
+class DownstreamDto {
+  @ApiProperty({ enum: ['up', 'down', 'unknown'], description: '`down`: nobody consumes the service queue.' })
+  status: 'up' | 'down' | 'unknown';
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Instances consuming the service queue.' })
+  consumers: number | null;
+}
+
+class ReadyServicesDto {
+  @ApiProperty({ type: DownstreamDto })
+  query: DownstreamDto;
+
+  @ApiProperty({ type: DownstreamDto })
+  stats: DownstreamDto;
+
+  @ApiProperty({ type: DownstreamDto })
+  webhooks: DownstreamDto;
+}
+
+class ReadyDetailDto {
+  @ApiProperty({ type: ReadyServicesDto })
+  services: ReadyServicesDto;
+}
+
+class ReadyDto {
+  @ApiProperty({ enum: ['ok', 'unavailable'] })
+  status: 'ok' | 'unavailable';
+
+  @ApiProperty({ type: ReadyChecksDto })
+  checks: ReadyChecksDto;
+
+  @ApiProperty({ type: ReadyDetailDto, description: 'Shown to operators; never decides readiness.' })
+  detail: ReadyDetailDto;
+}
 
 /**
  * Liveness and readiness of the gateway itself (its database and broker connection decide
@@ -12,7 +59,8 @@ type Downstream = { status: 'up' | 'down' | 'unknown'; consumers: number | null 
  * RPC queue. A service with none answers 503 until one is back, but the gateway stays ready — a
  * restart of the gateway would not help.
  */
-@ApiExcludeController()
+@ApiTags('Health')
+@Public()
 @Controller('health')
 export class HealthController {
   constructor(
@@ -23,11 +71,16 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  live(): { status: 'ok' } {
+  @ApiOperation({ summary: 'Liveness: the process answers' })
+  @ApiOkResponse({ type: LiveDto })
+  live(): LiveDto {
     return { status: 'ok' };
   }
 
   @Get('ready')
+  @ApiOperation({ summary: 'Readiness: database and broker reachable; the services behind the gateway in `detail`' })
+  @ApiOkResponse({ type: ReadyDto })
+  @ApiServiceUnavailableResponse({ type: ReadyDto, description: 'The database or the broker is unreachable.' })
   async ready(@Res() reply: FastifyReply): Promise<void> {
     const [database, query, stats, webhooks] = await Promise.all([
       this.db
@@ -40,15 +93,16 @@ export class HealthController {
     ]);
     const broker = this.query.isConnected() ? ('up' as const) : ('down' as const);
     const ok = database === 'up' && broker === 'up';
-    await reply.status(ok ? 200 : 503).send({
+    const body: ReadyDto = {
       status: ok ? 'ok' : 'unavailable',
       checks: { database, broker },
       detail: { services: { query, stats, webhooks } },
-    });
+    };
+    await reply.status(ok ? 200 : 503).send(body);
   }
 }
 
-async function downstream(client: ServiceClient): Promise<Downstream> {
+async function downstream(client: ServiceClient): Promise<DownstreamDto> {
   const consumers = await client.consumers();
   return { status: consumers === null ? 'unknown' : consumers > 0 ? 'up' : 'down', consumers };
 }

@@ -3,7 +3,7 @@ import { ApiHeader, ApiNotModifiedResponse, ApiOkResponse, ApiOperation, ApiProp
 import { ListModelsQueryDto, NameListResponse, QueryPatterns } from '@cars/contracts';
 import { QUERY_CLIENT, ServiceClient } from '@cars/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiValidationError } from '../auctions/api-responses';
+import { ApiServiceDown, ApiValidationError } from '../auctions/api-responses';
 import { Public } from '../auth/auth.decorators';
 import { unwrapReply } from '../http/api-exception';
 import { sendCacheable } from './http-cache';
@@ -17,6 +17,11 @@ class NameListResponseDto implements NameListResponse {
 const CACHING =
   'Public and not counted. Responses carry `ETag` and `Cache-Control`; send the tag back in `If-None-Match` ' +
   'to get 304 Not Modified without a body when the list has not changed.';
+
+const CACHE_HEADERS = {
+  ETag: { description: 'A tag of the list: send it back in `If-None-Match`.', schema: { type: 'string' } },
+  'Cache-Control': { description: 'How long the list may be reused without asking.', schema: { type: 'string' } },
+} as const;
 
 const IF_NONE_MATCH = ApiHeader({
   name: 'If-None-Match',
@@ -36,8 +41,10 @@ export class MakesController {
     description: `Sorted alphabetically. ${CACHING}`,
   })
   @IF_NONE_MATCH
-  @ApiOkResponse({ type: NameListResponseDto, description: '`{data: [string]}` sorted alphabetically' })
-  @ApiNotModifiedResponse({ description: 'The `If-None-Match` tag matches: no body.' })
+  @ApiOkResponse({ type: NameListResponseDto, description: '`{data: [string]}` sorted alphabetically', headers: CACHE_HEADERS })
+  @ApiNotModifiedResponse({ description: 'The `If-None-Match` tag matches: no body.', headers: CACHE_HEADERS })
+  @ApiValidationError()
+  @ApiServiceDown('query')
   async listMakes(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await sendCacheable(request, reply, unwrapReply(await this.query.send(QueryPatterns.ListMakes, {})));
   }
@@ -48,9 +55,10 @@ export class MakesController {
     description: `Sorted alphabetically; the exact values of the \`model\` parameter for that make. ${CACHING}`,
   })
   @IF_NONE_MATCH
-  @ApiOkResponse({ type: NameListResponseDto, description: '`{data: [string]}` sorted alphabetically' })
-  @ApiNotModifiedResponse({ description: 'The `If-None-Match` tag matches: no body.' })
+  @ApiOkResponse({ type: NameListResponseDto, description: '`{data: [string]}` sorted alphabetically', headers: CACHE_HEADERS })
+  @ApiNotModifiedResponse({ description: 'The `If-None-Match` tag matches: no body.', headers: CACHE_HEADERS })
   @ApiValidationError()
+  @ApiServiceDown('query')
   async listModels(
     @Query() query: ListModelsQueryDto,
     @Req() request: FastifyRequest,

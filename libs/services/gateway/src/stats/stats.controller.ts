@@ -1,16 +1,8 @@
 import { Controller, Get, Inject, Query } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-  ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { StatsPatterns, StatsQueryDto, StatsResponse } from '@cars/contracts';
 import { ServiceClient, STATS_CLIENT } from '@cars/messaging';
+import { ApiAccessErrors, ApiMeteredOk, ApiPaidPlanRequired, ApiValidationError } from '../auctions/api-responses';
 import { RequiresPaidPlan } from '../auth/auth.decorators';
 import { unwrapReply } from '../http/api-exception';
 import { Metered } from '../metering/metered.decorator';
@@ -46,11 +38,10 @@ export class StatsController {
   @RequiresPaidPlan('Pricing statistics')
   @Metered()
   @ApiOperation({ summary: 'Pricing statistics with a 12-month trend', description: DESCRIPTION })
-  @ApiOkResponse({ type: StatsResponse })
-  @ApiBadRequestResponse({ description: 'Invalid parameter; `details` maps each parameter to messages.' })
-  @ApiUnauthorizedResponse({ description: 'Missing or invalid API key.' })
-  @ApiForbiddenResponse({ description: 'The account is on the Free plan (`error`: `Forbidden`).' })
-  @ApiTooManyRequestsResponse({ description: 'Monthly allowance or burst limit exceeded.' })
+  @ApiMeteredOk(StatsResponse)
+  @ApiValidationError(true)
+  @ApiPaidPlanRequired()
+  @ApiAccessErrors('stats')
   async getStats(@Query() query: StatsQueryDto): Promise<StatsResponse> {
     return unwrapReply(await this.stats.send(StatsPatterns.GetPriceStats, query));
   }
