@@ -57,10 +57,10 @@ describe('deploy path on an empty database', () => {
     bids,
   });
 
-  const ingest = async (file: string, lines: object[]) => {
+  const ingest = async (file: string, lines: (object | string)[], ...flags: string[]) => {
     const path = join(dir, file);
-    writeFileSync(path, lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
-    return tool('ingest', path);
+    writeFileSync(path, lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line))).join('\n') + '\n');
+    return tool('ingest', path, ...flags);
   };
 
   const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs = 20_000) => {
@@ -106,8 +106,13 @@ describe('deploy path on an empty database', () => {
     await waitForOk(`${gatewayUrl}/health/ready`, 30_000);
 
     const bid = { source_bid_id: 'b-1', bidder_name: 'flat6fan', amount: 140000, currency: 'USD', bid_at: '2025-06-01T18:00:00' };
-    const published = await ingest('first.ndjson', [observation('deploy-1', 'sold'), observation('deploy-2', 'sold', [bid], false)]);
-    expect(published).toMatchObject({ published: 2 });
+    // --wait reports what became of each observation: applied, waiting for its context, refused.
+    const published = await ingest(
+      'first.ndjson',
+      [observation('deploy-1', 'sold'), observation('deploy-2', 'sold', [bid], false), '{"not": "an observation"}'],
+      '--wait',
+    );
+    expect(published).toMatchObject({ published: 3, applied: 1, pending: 1, rejected: 1, waiting: 0 });
 
     await waitFor('deploy-1 in /auctions', async () => {
       const res = await request(`${gatewayUrl}/auctions?make=Porsche`);

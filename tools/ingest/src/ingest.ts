@@ -1,34 +1,52 @@
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import { Queues } from '@cars/contracts';
+import { parseArgs as parseCliArgs } from 'node:util';
+import { ObservationHeaders, Queues } from '@cars/contracts';
 import { assertObservationTopology } from '@cars/messaging';
 import { connect } from 'amqplib';
+import { Client } from 'pg';
 import { Progress } from './progress';
 
 export interface IngestOptions {
   file: string;
   /** Observations per second at most (unlimited when absent). */
   rate?: number;
+  /** Wait until every published observation is applied, pending or rejected, and report those counts. */
+  wait?: boolean;
+  /** How long `wait` waits at most (seconds). */
+  waitTimeoutSeconds?: number;
+}
+
+/** What became of a run's observations (`--wait`). */
+export interface IngestOutcomeCounts {
+  applied: number;
+  pending: number;
+  rejected: number;
 }
 
 export function parseArgs(argv: string[]): IngestOptions {
-  let file: string | undefined;
-  let rate: number | undefined;
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    if (arg === '--rate' || arg.startsWith('--rate=')) {
-      const value = arg.includes('=') ? arg.slice('--rate='.length) : argv[(i += 1)];
-      rate = Number(value);
-      if (!Number.isFinite(rate) || rate <= 0) throw new Error('--rate must be a positive number (observations per second)');
-    } else if (arg.startsWith('--')) {
-      throw new Error(`unknown option ${arg}`);
-    } else if (file === undefined) {
-      file = arg;
-    } else {
-      throw new Error(`unexpected argument "${arg}"`);
+  const { values, positionals } = parseCliArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: { rate: { type: 'string' }, wait: { type: 'boolean' }, 'wait-timeout': { type: 'string' } },
+  });
+  const options: IngestOptions = { file: '' };
+  if (values.rate !== undefined) {
+    options.rate = Number(values.rate);
+    if (!Number.isFinite(options.rate) || options.rate <= 0) throw new Error('--rate must be a positive number (observations per second)');
+  }
+  if (values.wait) options.wait = true;
+  if (values['wait-timeout'] !== undefined) {
+    options.waitTimeoutSeconds = Number(values['wait-timeout']);
+    if (!Number.isFinite(options.waitTimeoutSeconds) || options.waitTimeoutSeconds <= 0) {
+      throw new Error('--wait-timeout must be a positive number of seconds');
     }
   }
-  if (!file) throw new Error('FILE is required');
-  return { file, rate };
+  if (positionals.length > 1) throw new Error(`unexpected argument "${positionals[1]}"`);
+  if (!positionals[0]) throw new Error('FILE is required');
+  options.file = positionals[0];
+  return options;
 }
 
 /** Sleeps as needed so that `sent` observations take at least `sent / rate` seconds. */
@@ -52,8 +70,10 @@ export async function ingestToRabbit(
   lines: AsyncIterable<string>,
   options: IngestOptions,
   progress: Progress,
-): Promise<{ published: number; skipped_blank: number; seconds: number }> {
+): Promise<{ published: number; skipped_blank: number; seconds: number; run_id?: string }> {
   const started = Date.now();
+  // With --wait every message names its run and itself, so the consumer records its outcome.
+  const runId = options.wait ? randomUUID() : undefined;
   const connection = await connect(url, { noDelay: true });
   let failure: Error | undefined;
   connection.on('error', (error: Error) => (failure ??= error));
@@ -75,7 +95,14 @@ export async function ingestToRabbit(
       const ok = channel.sendToQueue(
         Queues.Observations,
         Buffer.from(line, 'utf8'),
-        { persistent: true, contentType: 'application/json' },
+        runId
+          ? {
+              persistent: true,
+              contentType: 'application/json',
+              messageId: `${runId}:${published + 1}`,
+              headers: { [ObservationHeaders.IngestRun]: runId },
+            }
+          : { persistent: true, contentType: 'application/json' },
         (error) => {
           if (error) failure ??= new Error(`the broker refused a message: ${String(error)}`);
           else {
@@ -97,7 +124,7 @@ export async function ingestToRabbit(
     if (failure) throw failure;
     if (confirmedTotal !== published) throw new Error(`only ${confirmedTotal} of ${published} messages were confirmed`);
     await channel.close();
-    return { published, skipped_blank: blank, seconds: (Date.now() - started) / 1000 };
+    return { published, skipped_blank: blank, seconds: (Date.now() - started) / 1000, ...(runId ? { run_id: runId } : {}) };
   } finally {
     await connection.close().catch(() => undefined);
   }
@@ -111,17 +138,19 @@ export async function ingestToHttp(
   lines: AsyncIterable<string>,
   options: IngestOptions,
   progress: Progress,
-): Promise<{ sent: number; accepted: number; rejected: number; seconds: number }> {
+): Promise<{ sent: number; accepted: number; rejected: number; pending: number; seconds: number }> {
   const started = Date.now();
   const limiter = new RateLimiter(options.rate);
   let batch: string[] = [];
   let sent = 0;
   let accepted = 0;
   let rejected = 0;
+  let pending = 0;
   const flush = async () => {
     if (batch.length === 0) return;
     const reply = await postNdjson(endpoint, `${batch.join('\n')}\n`);
     accepted += typeof reply.accepted === 'number' ? reply.accepted : batch.length;
+    pending += typeof reply.pending === 'number' ? reply.pending : 0;
     rejected += typeof reply.rejected === 'number' ? reply.rejected : Array.isArray(reply.rejected) ? reply.rejected.length : 0;
     progress.tick(batch.length);
     batch = [];
@@ -137,10 +166,10 @@ export async function ingestToHttp(
     }
   }
   await flush();
-  return { sent, accepted, rejected, seconds: (Date.now() - started) / 1000 };
+  return { sent, accepted, rejected, pending, seconds: (Date.now() - started) / 1000 };
 }
 
-function postNdjson(endpoint: string, body: string): Promise<{ accepted?: unknown; rejected?: unknown }> {
+function postNdjson(endpoint: string, body: string): Promise<{ accepted?: unknown; rejected?: unknown; pending?: unknown }> {
   return new Promise((resolve, reject) => {
     const req = request(
       endpoint,
@@ -155,7 +184,7 @@ function postNdjson(endpoint: string, body: string): Promise<{ accepted?: unknow
             return;
           }
           try {
-            resolve(text ? (JSON.parse(text) as { accepted?: unknown; rejected?: unknown }) : {});
+            resolve(text ? (JSON.parse(text) as { accepted?: unknown; rejected?: unknown; pending?: unknown }) : {});
           } catch {
             resolve({});
           }
@@ -166,4 +195,38 @@ function postNdjson(endpoint: string, body: string): Promise<{ accepted?: unknow
     req.on('error', (error) => reject(new Error(`cannot reach the ingestion endpoint ${endpoint}: ${error.message}`)));
     req.end(body);
   });
+}
+
+/**
+ * `--wait` over RabbitMQ: polls the outcomes the change-detector records for the run until all
+ * `published` observations are accounted for, or the timeout passes (then the counts so far, with
+ * `waiting` = those not processed yet).
+ */
+export async function waitForOutcomes(
+  databaseUrl: string,
+  runId: string,
+  published: number,
+  timeoutSeconds: number,
+): Promise<IngestOutcomeCounts & { waiting: number; waited_seconds: number }> {
+  const started = Date.now();
+  const client = new Client({ connectionString: databaseUrl, application_name: 'ingest-wait' });
+  await client.connect();
+  try {
+    for (;;) {
+      const { rows } = await client.query<{ outcome: keyof IngestOutcomeCounts; n: number }>(
+        `SELECT outcome, count(*)::int AS n FROM ingest_outcomes WHERE run_id = $1 GROUP BY outcome`,
+        [runId],
+      );
+      const counts: IngestOutcomeCounts = { applied: 0, pending: 0, rejected: 0 };
+      for (const row of rows) counts[row.outcome] = row.n;
+      const done = counts.applied + counts.pending + counts.rejected;
+      const waited = (Date.now() - started) / 1000;
+      if (done >= published || waited >= timeoutSeconds) {
+        return { ...counts, waiting: Math.max(0, published - done), waited_seconds: waited };
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

@@ -3,12 +3,14 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { readLocalInstance } from '@cars/runtime';
-import { IngestOptions, ingestToHttp, ingestToRabbit, parseArgs } from './ingest';
+import { IngestOptions, ingestToHttp, ingestToRabbit, parseArgs, waitForOutcomes } from './ingest';
 import { Progress } from './progress';
 
 /**
- * `npm run ingest -- FILE.ndjson [--rate N]`: publishes each line of the file as one observation
- * (DESIGN.md §7). With RABBITMQ_URL: to the `observations` queue with publisher confirms.
+ * `npm run ingest -- FILE.ndjson [--rate N] [--wait]`: publishes each line of the file as one
+ * observation (DESIGN.md §7). With RABBITMQ_URL: to the `observations` queue with publisher
+ * confirms; `--wait` then waits until the change-detector has applied, parked or rejected each
+ * one (read from DATABASE_URL) and prints those counts.
  * Without it: to the running quick-start instance's loopback ingestion endpoint.
  * Progress on stderr; a JSON summary on stdout; non-zero exit with a message on error.
  */
@@ -18,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
     options = parseArgs(argv);
   } catch (error) {
     console.error(`ingest: ${error instanceof Error ? error.message : String(error)}`);
-    console.error('usage: npm run ingest -- FILE.ndjson [--rate N]');
+    console.error('usage: npm run ingest -- FILE.ndjson [--rate N] [--wait [--wait-timeout SECONDS]]');
     return 2;
   }
   try {
@@ -29,16 +31,30 @@ async function main(argv: string[]): Promise<number> {
     const url = process.env.RABBITMQ_URL;
     let summary: Record<string, unknown>;
     if (url) {
-      summary = await ingestToRabbit(url, lines, options, progress);
+      const databaseUrl = process.env.DATABASE_URL;
+      if (options.wait && !databaseUrl) throw new Error('--wait needs DATABASE_URL too: the outcomes are read from the database');
+      const published = await ingestToRabbit(url, lines, options, progress);
+      progress.finish();
+      summary = published;
+      if (options.wait && published.run_id) {
+        process.stderr.write('waiting for the change-detector to apply them…\n');
+        summary = { ...published, ...(await waitForOutcomes(databaseUrl!, published.run_id, published.published, options.waitTimeoutSeconds ?? 600)) };
+      }
     } else {
       const instance = readLocalInstance();
       if (!instance?.ingestUrl) {
         throw new Error('Set RABBITMQ_URL, or start the quick-start instance first (npm start).');
       }
-      summary = await ingestToHttp(instance.ingestUrl, lines, options, progress);
+      // The quick start applies each batch before it answers: the counts are final already.
+      const sent = await ingestToHttp(instance.ingestUrl, lines, options, progress);
+      progress.finish();
+      summary = options.wait ? { ...sent, applied: sent.accepted - sent.pending } : sent;
     }
-    progress.finish();
     process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (typeof summary.waiting === 'number' && summary.waiting > 0) {
+      console.error(`ingest: ${summary.waiting} observations were not processed within the wait timeout`);
+      return 3;
+    }
     return 0;
   } catch (error) {
     console.error(`\ningest: ${error instanceof Error ? error.message : String(error)}`);

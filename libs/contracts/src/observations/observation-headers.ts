@@ -4,4 +4,6 @@ export const ObservationHeaders = {
   RejectionReason: 'x-rejection-reason',
   /** ISO 8601 time of rejection. */
   RejectedAt: 'x-rejected-at',
+  /** Set by `ingest --wait`: the run whose observations' outcomes are recorded (`ingest_outcomes`). */
+  IngestRun: 'x-ingest-run',
 } as const;

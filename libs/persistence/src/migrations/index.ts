@@ -9,6 +9,7 @@ import { StatisticsScope1764400000000 } from './1764400000000-StatisticsScope';
 import { Webhooks1764500000000 } from './1764500000000-Webhooks';
 import { ReferenceChangeNotify1764600000000 } from './1764600000000-ReferenceChangeNotify';
 import { AccountChangeNotify1764650000000 } from './1764650000000-AccountChangeNotify';
+import { IngestOutcomes1764660000000 } from './1764660000000-IngestOutcomes';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   Webhooks1764500000000,
   ReferenceChangeNotify1764600000000,
   AccountChangeNotify1764650000000,
+  IngestOutcomes1764660000000,
 ];

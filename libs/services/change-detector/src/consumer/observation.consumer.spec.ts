@@ -49,6 +49,7 @@ const result = (rejected: ProcessResult['rejected'] = []): ProcessResult => ({
   accepted: 0,
   rejected,
   pending: 0,
+  pendingIndexes: [],
   auctionsCreated: 0,
   auctionsUpdated: 0,
   bidsCreated: 0,

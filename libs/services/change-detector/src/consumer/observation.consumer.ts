@@ -3,7 +3,7 @@ import { Observation, ObservationHeaders, Queues } from '@cars/contracts';
 import { assertObservationTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { ObservationProcessor, parseObservation } from '../observations/observation.processor';
+import { IngestOutcome, ObservationProcessor, parseObservation } from '../observations/observation.processor';
 import { AckTrackers } from './ack-tracker';
 
 export interface ObservationConsumerOptions {
@@ -145,9 +145,11 @@ export class ObservationConsumer {
         rejected.push({ delivery, reason: parsed.reason });
       }
     }
+    let parked: Set<Delivery>;
     try {
       const result = await this.processor.processBatch(valid);
       for (const r of result.rejected) rejected.push({ delivery: validDeliveries[r.index], reason: r.reason });
+      parked = new Set(result.pendingIndexes.map((index) => validDeliveries[index]));
       this.failures = 0;
       this.stats.batches += 1;
     } catch (error) {
@@ -171,8 +173,25 @@ export class ObservationConsumer {
       );
       return;
     }
+    await this.recordOutcomes(batch, rejectedSet, parked);
     this.settle(batch, []);
     this.stats.deadLettered += rejected.length;
+  }
+
+  /** For `ingest --wait` runs (messages with a run header): what became of each observation. */
+  private async recordOutcomes(batch: Delivery[], rejected: Set<Delivery>, parked: Set<Delivery>): Promise<void> {
+    const outcomes: IngestOutcome[] = [];
+    for (const delivery of batch) {
+      const run = delivery.message.properties.headers?.[ObservationHeaders.IngestRun] as unknown;
+      const messageId = delivery.message.properties.messageId as unknown;
+      if (typeof run !== 'string' || typeof messageId !== 'string') continue;
+      const outcome = rejected.has(delivery) ? 'rejected' : parked.has(delivery) ? 'pending' : 'applied';
+      outcomes.push({ runId: run, messageId, outcome });
+    }
+    if (outcomes.length === 0) return;
+    await this.processor.recordIngestOutcomes(outcomes).catch((error: unknown) => {
+      this.logger.warn(`could not record ingest outcomes: ${error instanceof Error ? error.message : String(error)}`);
+    });
   }
 
   private async deadLetter(delivery: Delivery, reason: string): Promise<void> {

@@ -27,7 +27,7 @@ export async function ingestObservationLines(
     if (batch.length === 0) return;
     const outcome: ProcessResult = await processor.processBatch(batch);
     result.accepted += outcome.accepted;
-    result.pending += outcome.pending;
+    result.pending += outcome.pendingIndexes.length;
     result.events += outcome.events;
     for (const r of outcome.rejected) result.rejected.push({ line: batchLines[r.index], reason: r.reason });
     batch = [];

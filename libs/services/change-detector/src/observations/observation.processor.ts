@@ -32,10 +32,19 @@ export interface ProcessResult {
   rejected: RejectedObservation[];
   /** Observations parked in pending_observations by this batch (replayed ones that still wait included). */
   pending: number;
+  /** Positions in the batch of the observations parked by it. */
+  pendingIndexes: number[];
   auctionsCreated: number;
   auctionsUpdated: number;
   bidsCreated: number;
   events: number;
+}
+
+/** What became of one observation of an `ingest --wait` run. */
+export interface IngestOutcome {
+  runId: string;
+  messageId: string;
+  outcome: 'applied' | 'pending' | 'rejected';
 }
 
 export const PendingReasons = {
@@ -66,6 +75,7 @@ const emptyResult = (): ProcessResult => ({
   accepted: 0,
   rejected: [],
   pending: 0,
+  pendingIndexes: [],
   auctionsCreated: 0,
   auctionsUpdated: 0,
   bidsCreated: 0,
@@ -92,6 +102,7 @@ export class ObservationProcessor {
   private readonly repository = new ObservationRepository();
   private readonly reference = new ReferenceCache();
   private readonly tokens = new KnownDescriptionTokens();
+  private outcomesPrunedAt = 0;
 
   constructor(dataSource: DataSource) {
     this.pool = pgPool(dataSource);
@@ -131,6 +142,7 @@ export class ObservationProcessor {
         const one = await this.processBatch([observation], { now });
         total.accepted += one.accepted;
         total.pending += one.pending;
+        total.pendingIndexes.push(...one.pendingIndexes.map(() => index));
         total.auctionsCreated += one.auctionsCreated;
         total.auctionsUpdated += one.auctionsUpdated;
         total.bidsCreated += one.bidsCreated;
@@ -170,6 +182,24 @@ export class ObservationProcessor {
       // A replayed observation either goes on or is parked again under the reason it still waits
       // for (no longer ready), so each round takes new keys; the cap only bounds one call.
       if (keys.length < batchSize || (rounds += 1) >= MAX_REPLAY_ROUNDS) return total;
+    }
+  }
+
+  /**
+   * Records what became of observations of `ingest --wait` runs (idempotent per message), and
+   * forgets runs older than a week now and then.
+   */
+  async recordIngestOutcomes(outcomes: readonly IngestOutcome[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await this.pool.query(
+      `INSERT INTO ingest_outcomes (run_id, message_id, outcome)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+       ON CONFLICT (run_id, message_id) DO UPDATE SET outcome = EXCLUDED.outcome, recorded_at = now()`,
+      [outcomes.map((o) => o.runId), outcomes.map((o) => o.messageId), outcomes.map((o) => o.outcome)],
+    );
+    if (Date.now() - this.outcomesPrunedAt > 3_600_000) {
+      this.outcomesPrunedAt = Date.now();
+      await this.pool.query(`DELETE FROM ingest_outcomes WHERE recorded_at < now() - interval '7 days'`);
     }
   }
 
@@ -233,7 +263,10 @@ export class ObservationProcessor {
         observation: item.observation,
         received_at: item.receivedAt,
       });
-      if (item.index >= 0) result.accepted += 1;
+      if (item.index >= 0) {
+        result.accepted += 1;
+        result.pendingIndexes.push(item.index);
+      }
       result.pending += 1;
     };
     const reject = (item: Item, reason: string) => {
