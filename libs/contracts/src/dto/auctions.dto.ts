@@ -1,22 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches } from 'class-validator';
+import { DateTimeParam, EnumParam, IntegerParam, NotGreaterThan, RequiresOneOf, TextParam } from './auctions.validators';
 import {
-  Absent,
-  DateTimeParam,
-  EnumParam,
-  IntegerParam,
-  NotGreaterThan,
-  NotWith,
-  RequiresOneOf,
-  TextParam,
-} from './auctions.validators';
-import {
-  CURSOR_PATTERN,
+  CursorParam,
   MAX_LIMIT,
-  MAX_PAGE,
-  PAGINATION_MODES,
+  PageParam,
   PaginationMetaDto,
   PaginationMode,
+  PaginationModeParam,
   SORT_DIRECTIONS,
   SortDirection,
 } from './pagination.dto';
@@ -126,35 +116,17 @@ export abstract class AuctionFilterQueryDto {
   @TextParam(100, { trim: true })
   keyword?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number (page mode).' })
-  @IntegerParam(1, MAX_PAGE)
-  @NotWith('pagination', 'cursor', 'page cannot be combined with pagination=cursor; follow meta.next_cursor instead')
-  @Absent('cursor', 'page cannot be combined with cursor: a cursor already says where the page starts')
+  @PageParam()
   page?: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: AUCTIONS_DEFAULT_LIMIT, description: 'Items per page.' })
   @IntegerParam(1, MAX_LIMIT)
   limit?: number;
 
-  @ApiPropertyOptional({
-    enum: PAGINATION_MODES,
-    default: 'page',
-    description:
-      '`cursor`: keyset paging for deep reads. Every page, in either mode, carries `meta.has_more` and `meta.next_cursor`; ' +
-      'a request with `cursor` is in cursor mode without this parameter.',
-  })
-  @EnumParam(PAGINATION_MODES)
+  @PaginationModeParam()
   pagination?: PaginationMode;
 
-  @ApiPropertyOptional({
-    description:
-      'Opaque cursor from `meta.next_cursor` of any page (same filters, sort and direction): the next page. Implies cursor mode.',
-    maxLength: 700,
-  })
-  @IsOptional()
-  @IsString({ message: 'cursor must be a single string value' })
-  @Matches(CURSOR_PATTERN, { message: 'cursor is not a cursor issued by this API' })
-  @NotWith('pagination', 'page', 'cursor cannot be combined with pagination=page')
+  @CursorParam()
   cursor?: string;
 }
 

@@ -1,14 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, ValidateBy, ValidationArguments } from 'class-validator';
+import { IsString, ValidateBy, ValidationArguments } from 'class-validator';
 import { MAX_AUCTION_ID } from './auctions.dto';
-import { Absent, DateTimeParam, EnumParam, IntegerParam, NotGreaterThan, NotWith } from './auctions.validators';
+import { DateTimeParam, EnumParam, IntegerParam, NotGreaterThan } from './auctions.validators';
 import {
-  CURSOR_PATTERN,
+  CursorParam,
   MAX_LIMIT,
-  MAX_PAGE,
-  PAGINATION_MODES,
+  PageParam,
   PaginationMetaDto,
   PaginationMode,
+  PaginationModeParam,
   SORT_DIRECTIONS,
   SortDirection,
 } from './pagination.dto';
@@ -70,32 +70,17 @@ export class ListBidsQueryDto {
   @EnumParam(SORT_DIRECTIONS)
   direction?: SortDirection;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number (page mode).' })
-  @IntegerParam(1, MAX_PAGE)
-  @NotWith('pagination', 'cursor', 'page cannot be combined with pagination=cursor; follow meta.next_cursor instead')
-  @Absent('cursor', 'page cannot be combined with cursor: a cursor already says where the page starts')
+  @PageParam()
   page?: number;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: BIDS_DEFAULT_LIMIT })
   @IntegerParam(1, MAX_LIMIT)
   limit?: number;
 
-  @ApiPropertyOptional({
-    enum: PAGINATION_MODES,
-    default: 'page',
-    description: 'Every page, in either mode, carries `meta.has_more` and `meta.next_cursor`; `cursor` implies cursor mode.',
-  })
-  @EnumParam(PAGINATION_MODES)
+  @PaginationModeParam()
   pagination?: PaginationMode;
 
-  @ApiPropertyOptional({
-    description: 'Opaque cursor from `meta.next_cursor` of any page (same filters, sort and direction): the next page.',
-    maxLength: 700,
-  })
-  @IsOptional()
-  @IsString({ message: 'cursor must be a single string value' })
-  @Matches(CURSOR_PATTERN, { message: 'cursor is not a cursor issued by this API' })
-  @NotWith('pagination', 'page', 'cursor cannot be combined with pagination=page')
+  @CursorParam()
   cursor?: string;
 }
 

@@ -1,4 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, Matches } from 'class-validator';
+import { Absent, EnumParam, IntegerParam, NotWith } from './auctions.validators';
 
 /** SPEC.md Limits: page ≥ 1; limit 1–100. */
 export const MAX_PAGE = 2_147_483_647;
@@ -59,3 +62,44 @@ export interface Paginated<T> {
  * parameter keeps the contract checked on both ends.
  */
 export type JsonText<T> = string & { readonly __jsonOf?: T };
+
+/**
+ * The paging parameters of every list route (`/auctions`, `/auctions/live`, bids): `page` (page
+ * mode), `pagination` and `cursor` (a cursor alone means cursor mode; with `page` or
+ * `pagination=page` it is a contradiction).
+ */
+export function PageParam(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number (page mode).' }),
+    IntegerParam(1, MAX_PAGE),
+    NotWith('pagination', 'cursor', 'page cannot be combined with pagination=cursor; follow meta.next_cursor instead'),
+    Absent('cursor', 'page cannot be combined with cursor: a cursor already says where the page starts'),
+  );
+}
+
+export function PaginationModeParam(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      enum: PAGINATION_MODES,
+      default: 'page',
+      description:
+        '`cursor`: keyset paging for deep reads. Every page, in either mode, carries `meta.has_more` and ' +
+        '`meta.next_cursor`; a request with `cursor` is in cursor mode without this parameter.',
+    }),
+    EnumParam(PAGINATION_MODES),
+  );
+}
+
+export function CursorParam(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      description:
+        'Opaque cursor from `meta.next_cursor` of any page (same filters, sort and direction): the next page. Implies cursor mode.',
+      maxLength: 700,
+    }),
+    IsOptional(),
+    IsString({ message: 'cursor must be a single string value' }),
+    Matches(CURSOR_PATTERN, { message: 'cursor is not a cursor issued by this API' }),
+    NotWith('pagination', 'page', 'cursor cannot be combined with pagination=page'),
+  );
+}
