@@ -13,19 +13,36 @@ export function inTransaction<T>(db: Db, work: (tx: EntityManager) => Promise<T>
 }
 
 /**
- * Anything that runs one SQL statement and resolves to its rows: a DataSource, an EntityManager,
- * or the ledger's own connection pool (`createLedgerPool`).
+ * A handle that runs one SQL statement and resolves to its *rows*: the ledger's own connection
+ * pool (`createLedgerPool`), or a pg pool or client of the caller's transaction through
+ * `pgRunner`. Branded, because a bare pg `Pool`/`PoolClient` has a structurally compatible
+ * `query` that resolves to a `QueryResult`, not rows: passed as is it would read no row and
+ * answer "limit exceeded". Now it does not compile.
  */
 export interface SqlRunner {
-  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+  readonly resolvesToRows: true;
+  query(sql: string, parameters?: unknown[]): Promise<unknown[]>;
+}
+
+/** Where the accounts and ledger functions run a statement: TypeORM handles or a SqlRunner. */
+export type SqlHandle = Db | SqlRunner;
+
+/** Anything with pg's `query(text, values) → {rows}`: a Pool, or a PoolClient inside a transaction. */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** A pg pool or client as a SqlRunner: the accounts functions then run in the caller's transaction. */
+export function pgRunner(client: PgQueryable): SqlRunner {
+  return { resolvesToRows: true, query: async (sql, parameters) => (await client.query(sql, parameters)).rows };
 }
 
 /** `query` rows as typed records (UPDATEs are wrapped in a CTE so every statement returns rows). */
-export async function rows<T>(db: SqlRunner, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function rows<T>(db: SqlHandle, sql: string, params: unknown[] = []): Promise<T[]> {
   return (await db.query(sql, params)) as T[];
 }
 
-export async function firstRow<T>(db: SqlRunner, sql: string, params: unknown[] = []): Promise<T | null> {
+export async function firstRow<T>(db: SqlHandle, sql: string, params: unknown[] = []): Promise<T | null> {
   return (await rows<T>(db, sql, params))[0] ?? null;
 }
 

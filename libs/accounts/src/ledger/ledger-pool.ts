@@ -29,7 +29,8 @@ export function createLedgerPool(url: string, options: { max?: number; applicati
   // An idle client's error (server restart…) is reported here; the next query reconnects.
   pool.on('error', () => undefined);
   return {
-    async query(sql: string, parameters: unknown[] = []): Promise<unknown> {
+    resolvesToRows: true,
+    async query(sql: string, parameters: unknown[] = []): Promise<unknown[]> {
       return (await pool.query(sql, parameters)).rows;
     },
     end: () => pool.end(),

@@ -1,4 +1,4 @@
-import { firstRow, SqlRunner } from '../db';
+import { firstRow, SqlHandle } from '../db';
 import { BillingPeriod, billingPeriod } from './billing-period';
 
 /**
@@ -55,7 +55,7 @@ export interface ReserveOptions {
   now?: Date;
 }
 
-export async function reserveUsage(db: SqlRunner, options: ReserveOptions): Promise<ReserveResult> {
+export async function reserveUsage(db: SqlHandle, options: ReserveOptions): Promise<ReserveResult> {
   const units = options.units ?? 1;
   const period: BillingPeriod = billingPeriod(options.now);
   const params = [options.accountId, period.key, units, options.limit];
@@ -94,7 +94,7 @@ export async function reserveUsage(db: SqlRunner, options: ReserveOptions): Prom
 }
 
 /** The reserved units counted. False when there was no such reservation to commit (a bug upstream). */
-export async function commitUsage(db: SqlRunner, reservation: Reservation): Promise<boolean> {
+export async function commitUsage(db: SqlHandle, reservation: Reservation): Promise<boolean> {
   const row = await firstRow<{ used: number }>(
     db,
     `WITH u AS (
@@ -108,7 +108,7 @@ export async function commitUsage(db: SqlRunner, reservation: Reservation): Prom
 }
 
 /** The reserved units are given back. False when there was no such reservation to release. */
-export async function releaseUsage(db: SqlRunner, reservation: Reservation): Promise<boolean> {
+export async function releaseUsage(db: SqlHandle, reservation: Reservation): Promise<boolean> {
   const row = await firstRow<{ reserved: number }>(
     db,
     `WITH u AS (
@@ -122,7 +122,7 @@ export async function releaseUsage(db: SqlRunner, reservation: Reservation): Pro
 }
 
 /** Usage of the period containing `now` (zeros when nothing was used yet). */
-export async function getUsage(db: SqlRunner, accountId: string, now: Date = new Date()): Promise<Usage> {
+export async function getUsage(db: SqlHandle, accountId: string, now: Date = new Date()): Promise<Usage> {
   const period = billingPeriod(now).key;
   const row = await firstRow<{ used: number; reserved: number }>(
     db,
@@ -133,7 +133,7 @@ export async function getUsage(db: SqlRunner, accountId: string, now: Date = new
 }
 
 /** Sets the units used in the current period (operators and tests); reservations are left alone. */
-export async function setUsedUnits(db: SqlRunner, accountId: string, used: number, now: Date = new Date()): Promise<Usage> {
+export async function setUsedUnits(db: SqlHandle, accountId: string, used: number, now: Date = new Date()): Promise<Usage> {
   const period = billingPeriod(now).key;
   const row = await firstRow<{ used: number; reserved: number }>(
     db,
