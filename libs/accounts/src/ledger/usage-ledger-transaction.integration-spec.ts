@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openTestDataSource } from '@cars/testing';
+import { createDataSource } from '@cars/persistence';
 import { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { createAccount } from '../accounts/accounts.service';
@@ -16,7 +16,7 @@ describe('usage ledger in a caller transaction', () => {
   let pool: Pool;
 
   beforeAll(async () => {
-    db = await openTestDataSource();
+    db = await createDataSource({ url: process.env.DATABASE_URL!, poolSize: 2, applicationName: 'test' }).initialize();
     pool = new Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
   });
 
