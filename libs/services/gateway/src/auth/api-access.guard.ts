@@ -20,13 +20,7 @@ import {
 import { isPublicRoute, PaidPlanRequirement, paidPlanRequirement } from './auth.decorators';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { ApiPrincipal } from './principal';
-
-/**
- * Routes open without a key (SPEC.md Authentication), by route pattern, for controllers that do
- * not carry `@Public()`. `/docs` and `/openapi.json` are served outside Nest's router and never
- * reach the guard.
- */
-export const PUBLIC_ROUTES: ReadonlySet<string> = new Set(['/makes', '/models', '/health/live', '/health/ready']);
+import '../http/request-context';
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -54,7 +48,7 @@ export class ApiAccessGuard implements CanActivate {
     if (!this.config.enabled || context.getType() !== 'http') return true;
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
-    if (isPublicRoute(this.reflector, context) || PUBLIC_ROUTES.has(request.routeOptions.url ?? '')) return true;
+    if (isPublicRoute(this.reflector, context)) return true;
 
     const header = request.headers.authorization;
     if (!header) throw missingApiKey();

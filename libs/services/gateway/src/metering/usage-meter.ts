@@ -15,16 +15,9 @@ import { DataSource } from 'typeorm';
 import { monthlyLimitExceeded } from '../auth/access.errors';
 import { ApiPrincipal } from '../auth/principal';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
+import { MeterTicket } from './meter-ticket';
 
-/** One counted request's hold on the monthly allowance. */
-export interface MeterTicket {
-  reservation: Reservation;
-  limit: number;
-  /** Remaining after this request, if it counts. */
-  remaining: number;
-  periodEnd: Date;
-  settled: boolean;
-}
+export type { MeterTicket } from './meter-ticket';
 
 /**
  * A counted request reserves one unit before its handler runs and, once the outcome is known,
