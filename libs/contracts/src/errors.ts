@@ -28,3 +28,8 @@ export function validationError(details: Record<string, string[]>, message?: str
 export function notFound(message: string): ErrorBody {
   return { error: ErrorNames.NotFound, message };
 }
+
+/** The message of anything thrown: an Error's message, else its string form. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { errorMessage } from '@cars/contracts';
 
 export interface PgListenerOptions {
   url: string;
@@ -77,7 +78,7 @@ export class PgListener {
     this.client = undefined;
     client?.end().catch(() => undefined);
     if (this.stopped) return;
-    this.options.onError?.(`LISTEN connection lost (${error instanceof Error ? error.message : String(error)}); reconnecting`);
+    this.options.onError?.(`LISTEN connection lost (${errorMessage(error)}); reconnecting`);
     clearTimeout(this.retry);
     this.retry = setTimeout(() => {
       if (this.stopped) return;

@@ -1,5 +1,6 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
+import { errorMessage } from '@cars/contracts';
 
 /**
  * Validates the process environment against a class-validator class at boot and fails fast
@@ -17,6 +18,6 @@ export function loadEnv<T extends object>(cls: new () => T, env: NodeJS.ProcessE
 
 /** Ends the process with a clear message when boot fails (bad environment, unreachable database…). */
 export function exitOnBootFailure(error: unknown): never {
-  console.error(`Startup failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`Startup failed: ${errorMessage(error)}`);
   process.exit(1);
 }

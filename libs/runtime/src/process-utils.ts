@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { errorMessage } from '@cars/contracts';
 
 /** A TCP port free on loopback right now (for tests, benchmarks and the embedded database). */
 export function freePort(): Promise<number> {
@@ -49,7 +50,7 @@ export function onShutdownSignal(
       process.exit(1);
     }, deadlineMs).unref();
     stop().catch((error: unknown) => {
-      line('error', `stopping failed: ${error instanceof Error ? error.message : String(error)}`);
+      line('error', `stopping failed: ${errorMessage(error)}`);
       process.exit(1);
     });
   };

@@ -4,6 +4,7 @@ import { resolveDatabaseUrl } from '@cars/runtime';
 import { DataSource } from 'typeorm';
 import { parseFlags, UsageError } from './command';
 import { COMMANDS } from './commands';
+import { errorMessage } from '@cars/contracts';
 
 /** Operator CLI: `npm run admin -- <command> [--flag value]…`, JSON on stdout. */
 async function main(argv: string[]): Promise<number> {
@@ -27,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
-    console.error(`${command.name}: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`${command.name}: ${errorMessage(error)}`);
     if (error instanceof UsageError) console.error(`usage: ${command.usage}`);
     return error instanceof UsageError ? 2 : 1;
   } finally {

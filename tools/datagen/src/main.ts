@@ -5,6 +5,7 @@
 import { USAGE, UsageError, parseArgs } from './args';
 import { generateObservations, newSummary } from './generator';
 import { writeLines, writeNdjsonFile } from './write';
+import { errorMessage } from '@cars/contracts';
 
 async function main(argv: readonly string[]): Promise<number> {
   let options;
@@ -68,7 +69,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`datagen: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`datagen: ${errorMessage(error)}\n`);
     process.exitCode = 1;
   },
 );

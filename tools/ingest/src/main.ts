@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { readLocalInstance } from '@cars/runtime';
 import { IngestOptions, ingestToHttp, ingestToRabbit, parseArgs, waitForOutcomes } from './ingest';
 import { Progress } from './progress';
+import { errorMessage } from '@cars/contracts';
 
 /**
  * `npm run ingest -- FILE.ndjson [--rate N] [--wait]`: publishes each line of the file as one
@@ -19,7 +20,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     options = parseArgs(argv);
   } catch (error) {
-    console.error(`ingest: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`ingest: ${errorMessage(error)}`);
     console.error('usage: npm run ingest -- FILE.ndjson [--rate N] [--wait [--wait-timeout SECONDS]]');
     return 2;
   }
@@ -57,7 +58,7 @@ async function main(argv: string[]): Promise<number> {
     }
     return 0;
   } catch (error) {
-    console.error(`\ningest: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`\ningest: ${errorMessage(error)}`);
     return 1;
   }
 }

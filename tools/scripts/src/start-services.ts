@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createDataSource } from '@cars/persistence';
 import { migrateAndLoadReference } from '@cars/service-change-detector';
+import { errorMessage } from '@cars/contracts';
 
 /**
  * `npm run start:services`: the production topology on one machine — migrations and the reference
@@ -102,6 +103,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`start:services: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(`start:services: ${errorMessage(error)}`);
   process.exit(1);
 });

@@ -1,4 +1,4 @@
-import { Observation, ObservationAuction } from '@cars/contracts';
+import { Observation, ObservationAuction, errorMessage } from '@cars/contracts';
 import { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { Readable } from 'node:stream';
@@ -149,7 +149,7 @@ export async function bulkLoadObservations(
         result.rejected.push({
           source: observation.source,
           source_auction_id: observation.source_auction_id,
-          reason: error instanceof Error ? error.message : String(error),
+          reason: errorMessage(error),
         });
       }
       if (auctions.size >= chunkSize || bids.length >= chunkSize * 20) await flush();

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Observation, ObservationHeaders, Queues } from '@cars/contracts';
+import { Observation, ObservationHeaders, Queues, errorMessage } from '@cars/contracts';
 import { assertObservationTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
@@ -134,7 +134,7 @@ export class ObservationConsumer {
       try {
         json = JSON.parse(delivery.message.content.toString('utf8'));
       } catch (error) {
-        rejected.push({ delivery, reason: `malformed JSON: ${error instanceof Error ? error.message : String(error)}` });
+        rejected.push({ delivery, reason: `malformed JSON: ${errorMessage(error)}` });
         continue;
       }
       const parsed = parseObservation(json);
@@ -156,7 +156,7 @@ export class ObservationConsumer {
       // Nothing was written: the whole batch goes back to the queue after a pause.
       this.failures += 1;
       const delay = Math.min(10000, 200 * 2 ** Math.min(this.failures, 6));
-      this.logger.error(`batch of ${batch.length} failed (${error instanceof Error ? error.message : String(error)}); requeued in ${delay} ms`);
+      this.logger.error(`batch of ${batch.length} failed (${errorMessage(error)}); requeued in ${delay} ms`);
       await new Promise((resolve) => setTimeout(resolve, delay));
       this.settle([], batch);
       return;
@@ -166,7 +166,7 @@ export class ObservationConsumer {
       await Promise.all(rejected.map((r) => this.deadLetter(r.delivery, r.reason)));
     } catch (error) {
       // The valid ones are committed: ack them; the rejected ones come back and are rejected again.
-      this.logger.error(`dead-lettering failed: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(`dead-lettering failed: ${errorMessage(error)}`);
       this.settle(
         batch.filter((delivery) => !rejectedSet.has(delivery)),
         [...rejectedSet],
@@ -190,7 +190,7 @@ export class ObservationConsumer {
     }
     if (outcomes.length === 0) return;
     await this.processor.recordIngestOutcomes(outcomes).catch((error: unknown) => {
-      this.logger.warn(`could not record ingest outcomes: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.warn(`could not record ingest outcomes: ${errorMessage(error)}`);
     });
   }
 

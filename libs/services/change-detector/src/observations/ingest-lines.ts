@@ -1,4 +1,4 @@
-import { Observation } from '@cars/contracts';
+import { Observation, errorMessage } from '@cars/contracts';
 import { ObservationProcessor, parseObservation, ProcessResult } from './observation.processor';
 
 export interface LineIngestResult {
@@ -41,7 +41,7 @@ export async function ingestObservationLines(
     try {
       json = JSON.parse(line);
     } catch (error) {
-      result.rejected.push({ line: lineNumber, reason: `malformed JSON: ${error instanceof Error ? error.message : String(error)}` });
+      result.rejected.push({ line: lineNumber, reason: `malformed JSON: ${errorMessage(error)}` });
       continue;
     }
     const parsed = parseObservation(json);

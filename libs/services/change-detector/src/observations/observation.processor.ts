@@ -1,11 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import {
-  buildEventEnvelope,
-  EventTypes,
-  EventAuction,
-  Observation,
-  ObservationAuction,
-} from '@cars/contracts';
+import { buildEventEnvelope, errorMessage, EventAuction, EventTypes, Observation, ObservationAuction } from '@cars/contracts';
 import { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { isObservationError, pgPool, withTransaction } from '../database/pg';
@@ -86,7 +80,6 @@ const emptyResult = (): ProcessResult => ({
 const MAX_REPLAY_ROUNDS = 500;
 
 const keyOf = (source: string, sourceAuctionId: string) => `${source}\u001f${sourceAuctionId}`;
-const errorMessage = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Applies observations to the database in ONE transaction per batch (DESIGN.md §6): locks the

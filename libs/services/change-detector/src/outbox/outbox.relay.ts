@@ -3,6 +3,7 @@ import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool, withTransaction } from '../database/pg';
 import { EventPublisher, OutboxEvent } from './event-publisher';
+import { errorMessage } from '@cars/contracts';
 
 export interface OutboxRelayOptions {
   /** Events claimed per transaction. */
@@ -126,7 +127,7 @@ export class OutboxRelay {
     } catch (error) {
       this.failures += 1;
       const delay = Math.min(30000, 250 * 2 ** Math.min(this.failures, 7));
-      this.logger.warn(`outbox relay failed (${error instanceof Error ? error.message : String(error)}); retry in ${delay} ms`);
+      this.logger.warn(`outbox relay failed (${errorMessage(error)}); retry in ${delay} ms`);
       this.schedule(delay);
     }
   }

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { PgListener } from '@cars/persistence';
 import { ObservationProcessor } from '../observations/observation.processor';
 import { PendingSummary } from '../observations/observation.repository';
+import { errorMessage } from '@cars/contracts';
 
 /** The channel the reference-data triggers notify (migration ReferenceChangeNotify). */
 export const REFERENCE_CHANGES_CHANNEL = 'reference_changes';
@@ -123,7 +124,7 @@ export class PendingReplayer {
         );
       }
     } catch (error) {
-      this.logger.warn(`pending replay failed (${error instanceof Error ? error.message : String(error)}); the backstop retries`);
+      this.logger.warn(`pending replay failed (${errorMessage(error)}); the backstop retries`);
     }
   }
 }

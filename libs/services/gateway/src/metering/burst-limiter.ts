@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import Redis from 'ioredis';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 import { BurstDecision, LocalTokenBuckets, TOKEN_BUCKET_LUA } from './token-bucket';
+import { errorMessage } from '@cars/contracts';
 
 interface BucketRedis extends Redis {
   takeToken(key: string, ratePerSecond: number, capacity: number): Promise<[number, number, number]>;
@@ -84,7 +85,7 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
     const now = Date.now();
     if (now - this.lastWarning < WARN_EVERY_MS) return;
     this.lastWarning = now;
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     this.logger.warn(`Redis unavailable (${reason}): burst limits fall back to per-process buckets`);
   }
 }

@@ -16,6 +16,7 @@ import { monthlyLimitExceeded } from '../auth/access.errors';
 import { ApiPrincipal } from '../auth/principal';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 import { MeterTicket } from './meter-ticket';
+import { errorMessage } from '@cars/contracts';
 
 export type { MeterTicket } from './meter-ticket';
 
@@ -64,7 +65,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     try {
       result = await reserveUsage(this.ledger, { accountId: principal.accountId, limit: plan.monthlyLimit, now });
     } catch (error) {
-      this.logger.error(`usage ledger unavailable: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(`usage ledger unavailable: ${errorMessage(error)}`);
       throw new ServiceUnavailableError('usage accounting', error);
     }
     if (!result.ok) {
