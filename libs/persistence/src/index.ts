@@ -5,3 +5,4 @@ export * from './reference';
 export * from './database.module';
 export * from './auction-record';
 export * from './pg-listener';
+export * from './pg';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { Pool, QueryConfig } from 'pg';
+import type { QueryConfig } from 'pg';
 import { DataSource } from 'typeorm';
-import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { pgPoolOf } from '@cars/persistence';
 
 /** What a stats request covers: an exact canonical make, optionally a model and model-year bounds. */
 export interface PriceStatsScope {
@@ -175,7 +175,7 @@ export class PriceStatsRepository {
     if (scope.yearMax !== undefined) values.push(scope.yearMax);
 
     const query: QueryConfig = { name: statement.name, text: statement.text, values };
-    const pool = (this.db.driver as PostgresDriver).master as Pool;
+    const pool = pgPoolOf(this.db);
     const row = (await pool.query<Row>(query)).rows[0];
     return {
       names: { make: row.resolved_make, model: row.resolved_model },

@@ -1,0 +1,60 @@
+import { Pool, PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+
+/**
+ * The one way services reach PostgreSQL below TypeORM: the process DataSource's own pg pool (one
+ * pool per process), one transaction helper, and the SQL error helpers. Repositories run plain
+ * parameterized statements on it — multi-row statements, RETURNING and named prepared statements
+ * without TypeORM's result reshaping.
+ */
+export function pgPoolOf(dataSource: DataSource): Pool {
+  const pool = (dataSource.driver as unknown as { master?: unknown }).master;
+  if (dataSource.options.type !== 'postgres' || !(pool instanceof Pool)) {
+    throw new Error('a PostgreSQL DataSource, initialized, is required');
+  }
+  return pool;
+}
+
+/** The pg pool of the process DataSource, for injection (provided by DatabaseModule). */
+export const PG_POOL = Symbol('PG_POOL');
+
+/** SQLSTATEs worth retrying: serialization failure, deadlock. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+export function sqlState(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string'
+    ? error.code
+    : undefined;
+}
+
+/** Errors caused by the data itself (data exceptions, integrity violations): retrying cannot help. */
+export function isDataError(error: unknown): boolean {
+  const code = sqlState(error);
+  return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
+}
+
+/** Runs `work` in one transaction, retrying deadlocks and serialization failures. */
+export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      const code = sqlState(error);
+      if (code !== undefined && RETRYABLE.has(code) && attempt < attempts) {
+        await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 20));
+        continue;
+      }
+      throw error;
+    } finally {
+      client.release(broken ? true : undefined);
+    }
+  }
+}
