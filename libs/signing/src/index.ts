@@ -1,0 +1,2 @@
+export * from './webhook-signature';
+export * from './secret-cipher';
