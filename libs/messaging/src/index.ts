@@ -4,3 +4,4 @@ export * from './service-client';
 export * from './messaging.module';
 export * from './event-topology';
 export * from './queue-inspector';
+export * from './backoff';

@@ -1,5 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { backoffDelay } from '@cars/messaging';
 import { createDataSource } from '@cars/persistence';
 import { migrateAndLoadReference } from '@cars/service-change-detector';
 import { errorMessage } from '@cars/contracts';
@@ -26,7 +27,8 @@ interface Supervised {
   child?: ChildProcess;
   startedAt: number;
   restarts: number;
-  backoffMs: number;
+  /** Exits in a row without a stable run in between. */
+  failures: number;
   timer?: NodeJS.Timeout;
 }
 
@@ -54,7 +56,7 @@ async function main(): Promise<void> {
     env: { REDIS_URL: redisUrl, ...(name === 'gateway' ? {} : { HEALTH_PORT: String(healthBase + i) }) },
     startedAt: 0,
     restarts: 0,
-    backoffMs: BACKOFF_MS.first,
+    failures: 0,
   })).filter((app) => only.length === 0 || only.includes(app.name));
 
   let stopping = false;
@@ -67,11 +69,13 @@ async function main(): Promise<void> {
     child.once('exit', (code, signal) => {
       app.child = undefined;
       if (stopping) return;
-      if (Date.now() - app.startedAt >= BACKOFF_MS.stableAfter) app.backoffMs = BACKOFF_MS.first;
+      // An app that ran a while starts its backoff over.
+      if (Date.now() - app.startedAt >= BACKOFF_MS.stableAfter) app.failures = 0;
+      app.failures += 1;
       app.restarts += 1;
-      log(`${app.name} exited (${signal ?? `code ${code}`}); restarting in ${app.backoffMs} ms (restart ${app.restarts})`);
-      app.timer = setTimeout(() => start(app), app.backoffMs);
-      app.backoffMs = Math.min(app.backoffMs * 2, BACKOFF_MS.max);
+      const delay = backoffDelay(app.failures, { baseMs: BACKOFF_MS.first, maxMs: BACKOFF_MS.max });
+      log(`${app.name} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms (restart ${app.restarts})`);
+      app.timer = setTimeout(() => start(app), delay);
     });
   };
 

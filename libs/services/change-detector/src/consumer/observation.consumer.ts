@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Observation, ObservationHeaders, Queues, errorMessage } from '@cars/contracts';
-import { assertObservationTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
+import { assertObservationTopology, backoffDelay, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { IngestOutcome, ObservationProcessor, parseObservation } from '../observations/observation.processor';
@@ -155,7 +155,7 @@ export class ObservationConsumer {
     } catch (error) {
       // Nothing was written: the whole batch goes back to the queue after a pause.
       this.failures += 1;
-      const delay = Math.min(10000, 200 * 2 ** Math.min(this.failures, 6));
+      const delay = backoffDelay(this.failures, { baseMs: 400, maxMs: 10_000 });
       this.logger.error(`batch of ${batch.length} failed (${errorMessage(error)}); requeued in ${delay} ms`);
       await new Promise((resolve) => setTimeout(resolve, delay));
       this.settle([], batch);

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { pgPool, withTransaction } from '../database/pg';
 import { EventPublisher, OutboxEvent } from './event-publisher';
 import { errorMessage } from '@cars/contracts';
+import { backoffDelay } from '@cars/messaging';
 
 export interface OutboxRelayOptions {
   /** Events claimed per transaction. */
@@ -126,7 +127,7 @@ export class OutboxRelay {
       this.schedule(this.pollIntervalMs);
     } catch (error) {
       this.failures += 1;
-      const delay = Math.min(30000, 250 * 2 ** Math.min(this.failures, 7));
+      const delay = backoffDelay(this.failures, { baseMs: 500, maxMs: 30_000 });
       this.logger.warn(`outbox relay failed (${errorMessage(error)}); retry in ${delay} ms`);
       this.schedule(delay);
     }
