@@ -1,17 +1,15 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
-  JsonText,
   AuctionListResponseDto,
+  JsonText,
   LiveAuctionListResponseDto,
   LiveAuctionsQueryDto,
   QueryMessages,
   QueryPatterns,
   RpcReply,
   SearchAuctionsQueryDto,
-  rpcError,
-  validatePlain,
-  validationError,
+  ValidatePayload,
 } from '@cars/contracts';
 import { AuctionsService } from './auctions.service';
 
@@ -23,20 +21,18 @@ export class AuctionsHandler {
   constructor(private readonly auctions: AuctionsService) {}
 
   @MessagePattern(QueryPatterns.SearchAuctions)
+  @ValidatePayload(SearchAuctionsQueryDto)
   async search(
     @Payload() payload: Request<typeof QueryPatterns.SearchAuctions>,
   ): Promise<RpcReply<JsonText<AuctionListResponseDto>>> {
-    const input = validatePlain(SearchAuctionsQueryDto, payload);
-    if (!input.ok) return rpcError(400, validationError(input.details));
-    return this.auctions.search(input.value);
+    return this.auctions.search(payload);
   }
 
   @MessagePattern(QueryPatterns.ListLiveAuctions)
+  @ValidatePayload(LiveAuctionsQueryDto)
   async live(
     @Payload() payload: Request<typeof QueryPatterns.ListLiveAuctions>,
   ): Promise<RpcReply<JsonText<LiveAuctionListResponseDto>>> {
-    const input = validatePlain(LiveAuctionsQueryDto, payload);
-    if (!input.ok) return rpcError(400, validationError(input.details));
-    return this.auctions.live(input.value);
+    return this.auctions.live(payload);
   }
 }

@@ -1,15 +1,13 @@
 import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
-  JsonText,
   BidListResponseDto,
+  JsonText,
   ListBidsRequestDto,
   QueryMessages,
   QueryPatterns,
   RpcReply,
-  rpcError,
-  validatePlain,
-  validationError,
+  ValidatePayload,
 } from '@cars/contracts';
 import { BidsService } from './bids.service';
 
@@ -18,11 +16,10 @@ export class BidsHandler {
   constructor(private readonly bids: BidsService) {}
 
   @MessagePattern(QueryPatterns.ListBids)
+  @ValidatePayload(ListBidsRequestDto)
   async list(
     @Payload() payload: QueryMessages[typeof QueryPatterns.ListBids]['request'],
   ): Promise<RpcReply<JsonText<BidListResponseDto>>> {
-    const input = validatePlain(ListBidsRequestDto, payload);
-    if (!input.ok) return rpcError(400, validationError(input.details));
-    return this.bids.list(input.value);
+    return this.bids.list(payload);
   }
 }

@@ -5,11 +5,9 @@ import {
   NameListResponse,
   QueryMessages,
   QueryPatterns,
-  RpcReply,
-  rpcError,
   rpcOk,
-  validatePlain,
-  validationError,
+  RpcReply,
+  ValidatePayload,
 } from '@cars/contracts';
 import { MakesService } from './makes.service';
 
@@ -25,9 +23,8 @@ export class MakesHandler {
   }
 
   @MessagePattern(QueryPatterns.ListModels)
+  @ValidatePayload(ListModelsQueryDto)
   async listModels(@Payload() payload: Request<typeof QueryPatterns.ListModels>): Promise<RpcReply<NameListResponse>> {
-    const input = validatePlain(ListModelsQueryDto, payload);
-    if (!input.ok) return rpcError(400, validationError(input.details));
-    return this.makes.listModels(input.value.make);
+    return this.makes.listModels(payload.make);
   }
 }

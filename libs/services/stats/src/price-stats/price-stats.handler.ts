@@ -2,13 +2,11 @@ import { Controller } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import {
   RpcReply,
-  rpcError,
   StatsMessages,
   StatsPatterns,
   StatsQueryDto,
   StatsResponse,
-  validatePlain,
-  validationError,
+  ValidatePayload,
 } from '@cars/contracts';
 import { PriceStatsService } from './price-stats.service';
 
@@ -19,9 +17,8 @@ export class PriceStatsHandler {
   constructor(private readonly stats: PriceStatsService) {}
 
   @MessagePattern(StatsPatterns.GetPriceStats)
+  @ValidatePayload(StatsQueryDto)
   async getPriceStats(@Payload() payload: Request<typeof StatsPatterns.GetPriceStats>): Promise<RpcReply<StatsResponse>> {
-    const input = validatePlain(StatsQueryDto, payload);
-    if (!input.ok) return rpcError(400, validationError(input.details));
-    return this.stats.getStats(input.value);
+    return this.stats.getStats(payload);
   }
 }
