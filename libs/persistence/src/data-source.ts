@@ -1,36 +1,6 @@
 import { DataSource, DataSourceOptions } from 'typeorm';
-import {
-  AccountEntity,
-  ApiKeyEntity,
-  AuctionEntity,
-  BidEntity,
-  BidIdentityEntity,
-  EventEntity,
-  MakeAliasEntity,
-  MakeEntity,
-  ModelAliasEntity,
-  ModelEntity,
-  SourceEntity,
-  UsageLedgerEntity,
-} from './entities';
 import { MIGRATIONS } from './migrations';
-import { SnakeNamingStrategy } from './naming-strategy';
 import { StructuredTypeOrmLogger } from './typeorm-logger';
-
-export const ENTITIES = [
-  SourceEntity,
-  MakeEntity,
-  MakeAliasEntity,
-  ModelEntity,
-  ModelAliasEntity,
-  AuctionEntity,
-  BidEntity,
-  BidIdentityEntity,
-  EventEntity,
-  AccountEntity,
-  ApiKeyEntity,
-  UsageLedgerEntity,
-];
 
 export interface DataSourceConfig {
   url: string;
@@ -43,10 +13,10 @@ export function dataSourceOptions(config: DataSourceConfig): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.url,
-    entities: ENTITIES,
+    // No entities (ADR 5): repositories run SQL on the pg pool; TypeORM owns the DataSource and migrations.
+    entities: [],
     migrations: MIGRATIONS,
     migrationsTableName: 'schema_migrations',
-    namingStrategy: new SnakeNamingStrategy(),
     synchronize: false,
     logging: ['error', 'warn', 'migration'],
     logger: new StructuredTypeOrmLogger(),

@@ -1,6 +1,4 @@
-export * from './entities';
 export * from './data-source';
-export * from './naming-strategy';
 export * from './reference';
 export * from './database.module';
 export * from './auction-record';

@@ -1,6 +1,5 @@
-import { PlanId } from '@cars/persistence';
-
-export type { PlanId };
+/** Plan ids as stored in `accounts.plan` (a CHECK constraint holds the same list). */
+export type PlanId = 'free' | '1k' | '10k' | '100k';
 
 export interface Plan {
   id: PlanId;

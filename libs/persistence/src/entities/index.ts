@@ -1,3 +1,0 @@
-export * from './reference.entities';
-export * from './auction.entities';
-export * from './account.entities';
