@@ -1,5 +1,6 @@
 import {
   aliasKey,
+  findMakeQuery,
   makeAliasEntries,
   MAKES,
   modelAliasEntries,
@@ -104,10 +105,7 @@ export class NormalizationService {
     if (key === '') throw new Error('the alias is empty');
     const target = await withTransaction(this.pool, async (client) => {
       let found = (
-        await client.query<{ id: number; name: string }>(
-          `SELECT id, name FROM makes WHERE lower(name) = lower($1) ORDER BY (name = $1) DESC LIMIT 1`,
-          [make.trim()],
-        )
+        await client.query<{ id: number; name: string }>(findMakeQuery(make.trim()))
       ).rows[0];
       let created = false;
       if (!found) {

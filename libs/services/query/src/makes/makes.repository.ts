@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { findMakeQuery } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 
 @Injectable()
@@ -12,10 +13,8 @@ export class MakesRepository {
 
   /** The canonical make with this exact name, or else one that differs only in letter case. */
   async findMake(name: string): Promise<{ id: number; name: string } | null> {
-    const rows: { id: number; name: string }[] = await this.db.query(
-      `SELECT id, name FROM makes WHERE lower(name) = lower($1) ORDER BY (name = $1) DESC LIMIT 1`,
-      [name],
-    );
+    const { text, values } = findMakeQuery(name);
+    const rows: { id: number; name: string }[] = await this.db.query(text, values);
     return rows[0] ?? null;
   }
 
