@@ -1,5 +1,5 @@
 import { UsageError, parseArgs } from './args';
-import { DEFAULT_AUCTIONS, DEFAULT_LIVE, currentUtcDate } from './generator';
+import { DEFAULT_AUCTIONS, DEFAULT_LIVE, currentUtcDate } from '@cars/datagen';
 
 describe('datagen arguments', () => {
   it('reads every option in both spellings, with defaults', () => {

@@ -1,6 +1,6 @@
 /** Command-line arguments of `npm run datagen`. */
-import { DEFAULT_AUCTIONS, DEFAULT_LIVE, DEFAULT_SEED, currentUtcDate } from './generator';
-import { parseDate } from './time';
+import { DEFAULT_AUCTIONS, DEFAULT_LIVE, DEFAULT_SEED, currentUtcDate } from '@cars/datagen';
+import { parseDate } from '@cars/datagen';
 
 export class UsageError extends Error {}
 

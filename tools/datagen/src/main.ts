@@ -3,8 +3,8 @@
  * Exit codes: 0 done, 1 failure while writing, 2 bad arguments.
  */
 import { USAGE, UsageError, parseArgs } from './args';
-import { generateObservations, newSummary } from './generator';
-import { writeLines, writeNdjsonFile } from './write';
+import { generateObservations, newSummary } from '@cars/datagen';
+import { writeLines, writeNdjsonFile } from '@cars/datagen';
 import { errorMessage } from '@cars/contracts';
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -15,3 +15,4 @@ export {
 } from './generator';
 export { writeLines, writeNdjsonFile, type WriteResult } from './write';
 export { isValidVin, vinCheckDigit } from './vin';
+export { parseDate } from './time';
