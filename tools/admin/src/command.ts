@@ -1,3 +1,4 @@
+import { parseArgs } from 'node:util';
 import { DataSource } from 'typeorm';
 
 export type Flags = Record<string, string | true>;
@@ -23,15 +24,27 @@ export function requireFlag(flags: Flags, name: string): string {
   return value;
 }
 
-export function parseFlags(args: string[]): Flags {
-  const flags: Flags = {};
-  for (let i = 0; i < args.length; i += 1) {
-    const arg = args[i];
-    if (!arg.startsWith('--')) throw new UsageError(`unexpected argument "${arg}"`);
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
-    if (inline !== undefined) flags[name] = inline;
-    else if (i + 1 < args.length && !args[i + 1].startsWith('--')) flags[name] = args[(i += 1)];
-    else flags[name] = true;
+/**
+ * The options a command takes, read from its usage line (one source of truth): `--name VALUE`
+ * is a string option, `--name` alone (e.g. `[--verified]`) a boolean.
+ */
+export function optionsOf(usage: string): Record<string, { type: 'string' | 'boolean' }> {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const match of usage.matchAll(/--([a-z][a-z-]*)(\s+[^\s[\]-][^\s\]]*)?/g)) {
+    options[match[1]] = { type: match[2] ? 'string' : 'boolean' };
   }
+  return options;
+}
+
+/** A command's flags (node:util parseArgs, strict): an unknown flag or a missing value is a usage error. */
+export function parseFlags(usage: string, args: string[]): Flags {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({ args, options: optionsOf(usage), strict: true, allowPositionals: false }));
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message.split('\n')[0] : String(error));
+  }
+  const flags: Flags = {};
+  for (const [name, value] of Object.entries(values)) if (value !== undefined && value !== false) flags[name] = value;
   return flags;
 }

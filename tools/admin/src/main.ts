@@ -17,7 +17,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let dataSource: DataSource | undefined;
   try {
-    const flags = parseFlags(rest);
+    const flags = parseFlags(command.usage, rest);
     const result = await command.run({
       flags,
       db: async () => {

@@ -1,6 +1,6 @@
 /** Command-line arguments of `npm run datagen`. */
-import { DEFAULT_AUCTIONS, DEFAULT_LIVE, DEFAULT_SEED, currentUtcDate } from '@cars/datagen';
-import { parseDate } from '@cars/datagen';
+import { parseArgs as parseCliArgs } from 'node:util';
+import { DEFAULT_AUCTIONS, DEFAULT_LIVE, DEFAULT_SEED, currentUtcDate, parseDate } from '@cars/datagen';
 
 export class UsageError extends Error {}
 
@@ -35,29 +35,34 @@ function integer(name: string, value: string, max: number): number {
   return n;
 }
 
-/** Parses `argv` (without node and script); throws UsageError with a message on bad input. */
+const OPTIONS = {
+  auctions: { type: 'string' },
+  live: { type: 'string' },
+  seed: { type: 'string' },
+  today: { type: 'string' },
+  out: { type: 'string' },
+  quiet: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Parses `argv` (without node and script) with node:util parseArgs; throws UsageError with a message on bad input. */
 export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
+  const { tokens } = parseCliArgs({ args: [...argv], options: OPTIONS, strict: false, allowPositionals: true, tokens: true });
   const values = new Map<string, string>();
   let quiet = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--help' || arg === '-h') return 'help';
-    if (arg === '--quiet') {
+  for (const token of tokens) {
+    if (token.kind === 'positional') throw new UsageError(`unexpected argument "${token.value}"`);
+    if (token.kind !== 'option') continue;
+    const name = token.name;
+    if (name === 'help') return 'help';
+    if (!(name in OPTIONS)) throw new UsageError(`unknown option --${name}`);
+    if (name === 'quiet') {
       quiet = true;
       continue;
     }
-    const m = /^--([a-z]+)(?:=(.*))?$/.exec(arg);
-    if (!m) throw new UsageError(`unexpected argument "${arg}"`);
-    const name = m[1];
-    if (!['auctions', 'live', 'seed', 'today', 'out'].includes(name)) throw new UsageError(`unknown option --${name}`);
+    if (token.value === undefined) throw new UsageError(`--${name} needs a value`);
     if (values.has(name)) throw new UsageError(`--${name} given twice`);
-    let value = m[2];
-    if (value === undefined) {
-      value = argv[i + 1];
-      if (value === undefined || (value.startsWith('--') && value !== '-')) throw new UsageError(`--${name} needs a value`);
-      i++;
-    }
-    values.set(name, value);
+    values.set(name, token.value);
   }
   const out = values.get('out');
   if (out === undefined || out === '') throw new UsageError('--out FILE is required');
