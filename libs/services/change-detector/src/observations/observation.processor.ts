@@ -7,7 +7,14 @@ import { ReferenceCache, ReferenceSnapshot } from '../normalization/reference-ca
 import { AuctionRow, BidRow, buildAuctionRow, buildBidRow, eventAuction } from './auction-row';
 import { decideAuctionEvent, isEligible, meaningfulState } from './decisions';
 import { KnownDescriptionTokens } from './description-tokens';
-import { ExistingAuction, NewPending, ObservationRepository, OutboxInsert, PendingSummary } from './observation.repository';
+import {
+  ExistingAuction,
+  identityKey,
+  NewPending,
+  ObservationRepository,
+  OutboxInsert,
+  PendingSummary,
+} from './observation.repository';
 
 export interface ProcessOptions {
   /** Observation time in the service: the envelopes' `created_at`. Default: now. */
@@ -80,6 +87,8 @@ const emptyResult = (): ProcessResult => ({
 const MAX_REPLAY_ROUNDS = 500;
 
 const keyOf = (source: string, sourceAuctionId: string) => `${source}\u001f${sourceAuctionId}`;
+/** A bid of the batch: its source id under its auction. */
+const bidKey = (bid: { source_bid_id: string; auction_id: string }) => `${bid.source_bid_id}\u0000${bid.auction_id}`;
 
 /**
  * Applies observations to the database in ONE transaction per batch (DESIGN.md §6): locks the
@@ -375,21 +384,21 @@ export class ObservationProcessor {
     }
 
     const inserted = await this.repository.insertBids(client, bids);
-    const insertedKeys = new Set(inserted.map((b) => b.source_bid_id + '\u0000' + b.auction_id));
+    const insertedKeys = new Set(inserted.map((b) => bidKey(b)));
     await this.repository.updateBids(
       client,
-      bids.filter((b) => !insertedKeys.has(b.source_bid_id + '\u0000' + b.auction_id)),
+      bids.filter((b) => !insertedKeys.has(bidKey(b))),
     );
-    const byBidKey = new Map(bids.map((b) => [b.source_bid_id + '\u0000' + b.auction_id, b]));
-    const insertedRows = inserted.map((b) => ({ ...b, source: byBidKey.get(b.source_bid_id + '\u0000' + b.auction_id)!.source }));
+    const byBidKey = new Map(bids.map((b) => [bidKey(b), b]));
+    const insertedRows = inserted.map((b) => ({ ...b, source: byBidKey.get(bidKey(b))!.source }));
     const firstSeen = await this.repository.registerIdentities(client, insertedRows, now);
     const parentById = new Map([...parents.entries()].map(([key, parent]) => [parent.auctionId, { key, parent }]));
     for (const bid of insertedRows) {
-      if (!firstSeen.has(`${bid.source}\u0000${bid.source_bid_id}`)) continue;
+      if (!firstSeen.has(identityKey(bid))) continue;
       result.bidsCreated += 1;
       const owner = parentById.get(bid.auction_id)!;
       if (!owner.parent.eligible) continue;
-      const row = byBidKey.get(bid.source_bid_id + '\u0000' + bid.auction_id)!;
+      const row = byBidKey.get(bidKey(bid))!;
       const envelope = buildEventEnvelope(
         EventTypes.BidCreated,
         { bid: { id: bid.id, auction_id: bid.auction_id, amount: row.amount, currency: row.currency, bid_at: row.bid_at_local } },

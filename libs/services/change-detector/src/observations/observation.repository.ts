@@ -26,6 +26,9 @@ export interface PendingRow {
   received_at: string;
 }
 
+/** A bid's identity across its source (what `bid_identities` keeps): the key of `registerIdentities`' set. */
+export const identityKey = (bid: { source: string; source_bid_id: string }) => `${bid.source}\u0000${bid.source_bid_id}`;
+
 export interface PendingSummary {
   count: number;
   oldestReceivedAt: Date | null;
@@ -231,7 +234,7 @@ export class ObservationRepository {
         now.toISOString(),
       ],
     });
-    return new Set(rows.map((r) => `${r.source}\u0000${r.source_bid_id}`));
+    return new Set(rows.map(identityKey));
   }
 
   /** Distinct bidder names stored per auction. */
