@@ -28,7 +28,7 @@ async function main(): Promise<void> {
       await app.close();
       process.exit(0);
     },
-    { name: 'gateway' },
+    { name: 'gateway', deadlineMs: env.SHUTDOWN_DEADLINE_MS },
   );
 }
 

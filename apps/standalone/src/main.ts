@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     await stopDatabase?.();
     process.exit(0);
   };
-  onShutdownSignal(stop, { name: 'standalone', deadlineMs: 30_000 });
+  onShutdownSignal(stop, { name: 'standalone', deadlineMs: env.SHUTDOWN_DEADLINE_MS });
   await data.background;
 }
 

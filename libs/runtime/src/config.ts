@@ -32,6 +32,10 @@ export class BaseEnv {
   /** Database connections per process. */
   @IntSetting(1, 100)
   DATABASE_POOL_SIZE: number = 10;
+
+  /** How long a stop on SIGINT/SIGTERM may take before the process exits with one clear line. */
+  @IntSetting(100, 600_000)
+  SHUTDOWN_DEADLINE_MS: number = 10_000;
 }
 
 /** A process of the distributed topology: both URLs are required. */
@@ -67,6 +71,10 @@ export class StandaloneEnv extends BaseEnv {
 
   @IntSetting(1, 65535)
   EMBEDDED_DATABASE_PORT: number = 54329;
+
+  /** The quick start stops a demo load and its embedded database: more time than one app needs. */
+  @IntSetting(100, 600_000)
+  override SHUTDOWN_DEADLINE_MS: number = 30_000;
 
   /** Load the demo data set on first start (set to false for an empty instance). */
   @IsOptional()

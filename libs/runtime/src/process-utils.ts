@@ -35,7 +35,7 @@ export function onShutdownSignal(
   options: { name?: string; deadlineMs?: number } = {},
 ): void {
   const name = options.name ?? 'process';
-  const deadlineMs = options.deadlineMs ?? Number(process.env.SHUTDOWN_DEADLINE_MS ?? 10_000);
+  const deadlineMs = options.deadlineMs ?? 10_000;
   const line = (level: 'warn' | 'error', msg: string) =>
     process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), service: name, msg })}\n`);
   let stopping = false;

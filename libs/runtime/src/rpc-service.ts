@@ -57,5 +57,5 @@ export async function runRpcService(definition: RpcServiceDefinition): Promise<v
     await health.close();
     process.exit(0);
   };
-  onShutdownSignal(stop, { name: definition.name });
+  onShutdownSignal(stop, { name: definition.name, deadlineMs: env.SHUTDOWN_DEADLINE_MS });
 }

@@ -64,6 +64,6 @@ export async function runWorker<E extends ServiceEnv>(definition: WorkerDefiniti
     await health.close();
     process.exit(0);
   };
-  onShutdownSignal(stop, { name: definition.name });
+  onShutdownSignal(stop, { name: definition.name, deadlineMs: env.SHUTDOWN_DEADLINE_MS });
   return app;
 }
