@@ -1,1 +1,2 @@
 export * from './webhooks.module';
+export * from './subscriptions/subscription-input';
