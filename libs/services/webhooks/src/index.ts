@@ -1,2 +1,3 @@
 export * from './webhooks.module';
 export * from './subscriptions/subscription-input';
+export * from './deliveries/retry-rules';
