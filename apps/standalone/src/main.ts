@@ -12,8 +12,10 @@ import {
   loadEnv,
   onShutdownSignal,
   PinoNestLogger,
+  resolveWebhookSecretKey,
   startEmbeddedDatabase,
   StandaloneEnv,
+  WebhooksSettingsEnv,
   writeLocalInstance,
 } from '@cars/runtime';
 import { ChangeDetectorModule, ObservationProcessor } from '@cars/service-change-detector';
@@ -32,6 +34,7 @@ import { startIngestEndpoint } from './ingest-endpoint';
 async function main(): Promise<void> {
   const started = Date.now();
   const env = loadEnv(StandaloneEnv);
+  const webhooks = loadEnv(WebhooksSettingsEnv);
   const log = createLogger('standalone', env.LOG_LEVEL);
 
   let stopDatabase: (() => Promise<void>) | undefined;
@@ -58,7 +61,11 @@ async function main(): Promise<void> {
       GatewayModule,
       QueryModule,
       StatsModule,
-      WebhooksModule,
+      WebhooksModule.forRoot({
+        secretKeys: resolveWebhookSecretKey(),
+        allowPrivateDestinations: webhooks.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS === 'true',
+        planSweepIntervalMs: webhooks.WEBHOOK_PLAN_SWEEP_INTERVAL_MS,
+      }),
       // With a broker: consume observations and relay events like the separate apps do.
       // Without one: the processor serves the loopback ingest endpoint below.
       ChangeDetectorModule.forRoot(env.RABBITMQ_URL ? { rabbitmqUrl: env.RABBITMQ_URL, databaseUrl } : { databaseUrl }),

@@ -29,6 +29,14 @@ export function notFound(message: string): ErrorBody {
   return { error: ErrorNames.NotFound, message };
 }
 
+export function conflict(message: string): ErrorBody {
+  return { error: ErrorNames.Conflict, message };
+}
+
+export function forbidden(message: string): ErrorBody {
+  return { error: ErrorNames.Forbidden, message };
+}
+
 /** The message of anything thrown: an Error's message, else its string form. */
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

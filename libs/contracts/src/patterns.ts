@@ -14,4 +14,14 @@ export const StatsPatterns = {
   GetPriceStats: 'stats.prices.get',
 } as const;
 
-export const WebhooksPatterns = {} as const;
+export const WebhooksPatterns = {
+  List: 'webhooks.subscriptions.list',
+  Create: 'webhooks.subscriptions.create',
+  Get: 'webhooks.subscriptions.get',
+  Update: 'webhooks.subscriptions.update',
+  Delete: 'webhooks.subscriptions.delete',
+  SendTest: 'webhooks.subscriptions.test',
+  RotateSecret: 'webhooks.subscriptions.rotate-secret',
+  ListDeliveries: 'webhooks.deliveries.list',
+  RetryDelivery: 'webhooks.deliveries.retry',
+} as const;

@@ -51,6 +51,41 @@ export class ServiceEnv extends BaseEnv {
   HEALTH_PORT: number = 0;
 }
 
+/**
+ * Webhook settings, read by the apps hosting the webhooks service (the webhooks app and the quick
+ * start). The quick start fills WEBHOOK_SECRET_KEY from `.data/` when it is unset.
+ */
+export class WebhooksSettingsEnv {
+  /** Master keys for signing secrets at rest: comma-separated base64 of 32 bytes; the first encrypts. */
+  @IsOptional()
+  @IsString()
+  WEBHOOK_SECRET_KEY?: string;
+
+  /** Tests and local receivers only: allow private, loopback and non-https destinations (logged loudly). */
+  @IsIn(['true', 'false'])
+  WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' | 'false' = 'false';
+
+  /** How often endpoints beyond the allowance of a lapsed plan are paused. */
+  @IntSetting(100, 3_600_000)
+  WEBHOOK_PLAN_SWEEP_INTERVAL_MS: number = 30_000;
+}
+
+/** The webhooks app: a service of the distributed topology that must have the master key. */
+export class WebhooksEnv extends ServiceEnv {
+  @IsString({
+    message:
+      'WEBHOOK_SECRET_KEY is required: a comma-separated list of base64 keys of 32 bytes (generate one with ' +
+      '`openssl rand -base64 32`); the first encrypts signing secrets, every one decrypts',
+  })
+  WEBHOOK_SECRET_KEY: string;
+
+  @IsIn(['true', 'false'])
+  WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' | 'false' = 'false';
+
+  @IntSetting(100, 3_600_000)
+  WEBHOOK_PLAN_SWEEP_INTERVAL_MS: number = 30_000;
+}
+
 export class GatewayEnv extends ServiceEnv {
   @IntSetting(0, 65535)
   PORT: number = 3000;

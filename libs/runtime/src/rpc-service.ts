@@ -1,4 +1,4 @@
-import { Logger, Module, Type } from '@nestjs/common';
+import { DynamicModule, Logger, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MicroserviceOptions } from '@nestjs/microservices';
 import { DatabaseModule } from '@cars/persistence';
@@ -10,27 +10,30 @@ import { HealthServer } from './health-server';
 import { createLogger, PinoNestLogger } from './logger';
 import { onShutdownSignal } from './process-utils';
 
-export interface RpcServiceDefinition {
+export interface RpcServiceDefinition<E extends ServiceEnv = ServiceEnv> {
   /** Name in logs. */
   name: string;
   /** The RPC queue the service consumes. */
   queue: string;
-  /** The service lib's root module. */
-  module: Type<unknown>;
+  /** The service lib's root module, or an arrow function of the validated environment that configures it. */
+  module: Type<unknown> | ((env: E) => DynamicModule);
+  /** The environment class validated at boot (default ServiceEnv). */
+  env?: new () => E;
 }
 
 /**
  * Boots one service of the distributed topology: its module behind an RPC queue on RabbitMQ,
  * a database pool, and /health endpoints on HEALTH_PORT. Stops cleanly on SIGTERM/SIGINT.
  */
-export async function runRpcService(definition: RpcServiceDefinition): Promise<void> {
-  const env = loadEnv(ServiceEnv);
+export async function runRpcService<E extends ServiceEnv = ServiceEnv>(definition: RpcServiceDefinition<E>): Promise<void> {
+  const env = loadEnv(definition.env ?? (ServiceEnv as new () => E));
+  const serviceModule = isModuleClass(definition.module) ? definition.module : definition.module(env);
   const logger = new PinoNestLogger(createLogger(definition.name, env.LOG_LEVEL));
 
   @Module({
     imports: [
       DatabaseModule.forRoot({ url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE, applicationName: definition.name }),
-      definition.module,
+      serviceModule,
     ],
   })
   class RootModule {}
@@ -58,4 +61,9 @@ export async function runRpcService(definition: RpcServiceDefinition): Promise<v
     process.exit(0);
   };
   onShutdownSignal(stop, { name: definition.name, deadlineMs: env.SHUTDOWN_DEADLINE_MS });
+}
+
+function isModuleClass<E>(module: Type<unknown> | ((env: E) => DynamicModule)): module is Type<unknown> {
+  // A module class has a prototype; the configuring function is an arrow function, which has none.
+  return (module as { prototype?: unknown }).prototype !== undefined;
 }

@@ -1,4 +1,5 @@
 import { createDataSource, runMigrations } from '@cars/persistence';
+import { generateMasterKey } from '@cars/signing';
 import { createDatabase, createVhost, removeAbandonedRuns } from './test-infra';
 
 /**
@@ -12,6 +13,8 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_RUN_ID = runId;
   process.env.DATABASE_URL = await createDatabase(runId);
   process.env.RABBITMQ_URL = createVhost(runId);
+  // The master key of webhook signing secrets for every app the tests start (in-process or spawned).
+  process.env.WEBHOOK_SECRET_KEY ??= generateMasterKey();
   const dataSource = createDataSource({ url: process.env.DATABASE_URL, poolSize: 2 });
   await dataSource.initialize();
   try {

@@ -1,4 +1,4 @@
-import { LoggerService, Module, Type } from '@nestjs/common';
+import { DynamicModule, LoggerService, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { INestMicroservice } from '@nestjs/common';
 import { MicroserviceOptions } from '@nestjs/microservices';
@@ -9,7 +9,7 @@ import { DatabaseModule } from '@cars/persistence';
 import { ApiAccessConfig, ApiAccessConfigModule, createGatewayApp, GatewayModule } from '@cars/service-gateway';
 import { QueryModule } from '@cars/service-query';
 import { StatsModule } from '@cars/service-stats';
-import { WebhooksModule } from '@cars/service-webhooks';
+import { WebhooksModule, WebhooksOptions } from '@cars/service-webhooks';
 
 export interface TestStack {
   /** Base URL of the gateway, e.g. http://127.0.0.1:41234 */
@@ -31,19 +31,24 @@ export interface TestGatewayOptions {
   databaseUrl?: string;
 }
 
+/** The webhooks service as the tests run it: the run's master key, and whatever the test overrides. */
+export function testWebhooksModule(options: Partial<WebhooksOptions> = {}): DynamicModule {
+  return WebhooksModule.forRoot({ secretKeys: process.env.WEBHOOK_SECRET_KEY!, ...options });
+}
+
 /**
  * The gateway and the RPC services in this process, talking over the run's real RabbitMQ vhost
  * and PostgreSQL database: what the distributed topology does, without spawning processes.
  */
 export async function startTestStack(
-  options: { services?: { queue: string; module: Type<unknown> }[] } & TestGatewayOptions = {},
+  options: { services?: { queue: string; module: Type<unknown> | DynamicModule }[]; webhooks?: Partial<WebhooksOptions> } & TestGatewayOptions = {},
 ): Promise<TestStack> {
   const databaseUrl = options.databaseUrl ?? process.env.DATABASE_URL!;
   const rabbitUrl = process.env.RABBITMQ_URL!;
   const serviceDefs = options.services ?? [
     { queue: Queues.QueryRpc, module: QueryModule },
     { queue: Queues.StatsRpc, module: StatsModule },
-    { queue: Queues.WebhooksRpc, module: WebhooksModule },
+    { queue: Queues.WebhooksRpc, module: testWebhooksModule(options.webhooks) },
   ];
 
   const services: INestMicroservice[] = [];

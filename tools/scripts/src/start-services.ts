@@ -4,6 +4,7 @@ import { backoffDelay } from '@cars/messaging';
 import { createDataSource } from '@cars/persistence';
 import { migrateAndLoadReference } from '@cars/service-change-detector';
 import { errorMessage } from '@cars/contracts';
+import { resolveWebhookSecretKey } from '@cars/runtime';
 
 /**
  * `npm run start:services`: the production topology on one machine — migrations and the reference
@@ -44,6 +45,8 @@ async function main(): Promise<void> {
 
   // Burst limits are shared by the gateway replicas through Redis: on unless the operator says otherwise.
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  // A local run: the master key of signing secrets is WEBHOOK_SECRET_KEY, or the one kept under .data/.
+  const webhookSecretKey = resolveWebhookSecretKey();
   const healthBase = Number(process.env.START_SERVICES_HEALTH_PORT_BASE ?? 3101);
   const only = process.argv.slice(2);
   const unknown = only.filter((name) => !(APPS as readonly string[]).includes(name));
@@ -53,7 +56,11 @@ async function main(): Promise<void> {
   }
   const apps: Supervised[] = APPS.map((name, i) => ({
     name,
-    env: { REDIS_URL: redisUrl, ...(name === 'gateway' ? {} : { HEALTH_PORT: String(healthBase + i) }) },
+    env: {
+      REDIS_URL: redisUrl,
+      WEBHOOK_SECRET_KEY: webhookSecretKey,
+      ...(name === 'gateway' ? {} : { HEALTH_PORT: String(healthBase + i) }),
+    },
     startedAt: 0,
     restarts: 0,
     failures: 0,

@@ -1,1 +1,2 @@
 export * from './webhook-records';
+export * from './webhook.dto';

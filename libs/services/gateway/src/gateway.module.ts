@@ -5,10 +5,11 @@ import { HealthController } from './health/health.controller';
 import { RootController } from './health/root.controller';
 import { MakesController } from './makes/makes.controller';
 import { StatsController } from './stats/stats.controller';
+import { WebhooksController } from './webhooks/webhooks.controller';
 
 /** The public HTTP edge. Needs a DatabaseModule and a MessagingModule from its host app. */
 @Module({
   imports: [ApiAccessModule],
-  controllers: [RootController, HealthController, MakesController, AuctionsController, StatsController],
+  controllers: [RootController, HealthController, MakesController, AuctionsController, StatsController, WebhooksController],
 })
 export class GatewayModule {}

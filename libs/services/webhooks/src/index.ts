@@ -1,3 +1,5 @@
 export * from './webhooks.module';
+export * from './config/webhooks.options';
+export * from './plans/plan-sweeper';
 export * from './subscriptions/subscription-input';
 export * from './deliveries/retry-rules';

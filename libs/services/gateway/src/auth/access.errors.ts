@@ -1,5 +1,5 @@
 import { ErrorNames } from '@cars/contracts';
-import { formatLimit, Plan } from '@cars/accounts';
+import { formatLimit, paidFeatureRefusal, Plan, PlanId } from '@cars/accounts';
 import { ApiException } from '../http/api-exception';
 
 /** The 401/403/429 answers of API access, with SPEC.md's error values. */
@@ -43,21 +43,16 @@ export function authorizationHeaderCount(rawHeaders: readonly string[]): number 
   return count;
 }
 
-export function paidPlanRequired(feature: string, plan: Plan, lapsed: { plan: Plan; at: Date } | null): ApiException {
-  const current = lapsed
-    ? `the ${lapsed.plan.name} plan of this account expired on ${lapsed.at.toISOString()}, so it is on the Free plan`
-    : `this account is on the ${plan.name} plan`;
-  return new ApiException(403, {
-    error: ErrorNames.Forbidden,
-    message: `${feature} requires an active paid plan (1K, 10K or 100K); ${current}`,
-  });
-}
-
-export function verifiedEmailRequired(feature: string): ApiException {
-  return new ApiException(403, {
-    error: ErrorNames.Forbidden,
-    message: `${feature} requires a verified email address on the account`,
-  });
+/**
+ * 403 when the account lacks what the route requires (an active paid plan; for webhook changes a
+ * verified email too), or null. The wording is the accounts lib's, shared with the webhooks service.
+ */
+export function accountRequirementError(
+  account: { plan: PlanId; planExpiresAt: Date | null; emailVerified: boolean },
+  requirement: { feature: string; verifiedEmail: boolean },
+): ApiException | null {
+  const refusal = paidFeatureRefusal(requirement.feature, account, { verifiedEmail: requirement.verifiedEmail });
+  return refusal === null ? null : new ApiException(403, { error: ErrorNames.Forbidden, message: refusal });
 }
 
 export function burstLimitExceeded(plan: Plan, ratePerSecond: number, capacity: number, retryAfterMs: number): ApiException {

@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { effectivePlan, Plan, PLANS } from '@cars/accounts';
+import { effectivePlan } from '@cars/accounts';
 import { ServiceUnavailableError } from '@cars/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException } from '../http/api-exception';
@@ -14,8 +14,7 @@ import {
   burstLimitExceeded,
   invalidApiKey,
   missingApiKey,
-  paidPlanRequired,
-  verifiedEmailRequired,
+  accountRequirementError,
 } from './access.errors';
 import { isPublicRoute, PaidPlanRequirement, paidPlanRequirement } from './auth.decorators';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
@@ -63,7 +62,7 @@ export class ApiAccessGuard implements CanActivate {
 
     const plan = effectivePlan(principal);
     const burst = this.burst.take(principal.keyId);
-    const planError = this.planError(principal, plan, paidPlanRequirement(this.reflector, context));
+    const planError = this.planError(principal, paidPlanRequirement(this.reflector, context));
     const reserved: Promise<Reserved> | null =
       planError || !isMetered(this.reflector, context)
         ? null
@@ -86,14 +85,7 @@ export class ApiAccessGuard implements CanActivate {
     return true;
   }
 
-  private planError(principal: ApiPrincipal, plan: Plan, requirement: PaidPlanRequirement | undefined): ApiException | null {
-    if (!requirement) return null;
-    if (!plan.paid) {
-      const own = PLANS[principal.plan];
-      const lapsed = own.paid && principal.planExpiresAt ? { plan: own, at: principal.planExpiresAt } : null;
-      return paidPlanRequired(requirement.feature, plan, lapsed);
-    }
-    if (requirement.verifiedEmail && !principal.emailVerified) return verifiedEmailRequired(requirement.feature);
-    return null;
+  private planError(principal: ApiPrincipal, requirement: PaidPlanRequirement | undefined): ApiException | null {
+    return requirement ? accountRequirementError(principal, requirement) : null;
   }
 }

@@ -1,5 +1,5 @@
 import { DELIVERY_STATUSES } from '@cars/contracts';
-import { endpointsToPause, retryDecision } from './retry-rules';
+import { retryDecision } from './retry-rules';
 
 describe('retry rules', () => {
   it('gives a failed delivery a new budget of six on top of the attempts made', () => {
@@ -16,24 +16,5 @@ describe('retry rules', () => {
       .map(({ status }) => status);
     expect(refused).toEqual(['pending', 'sending', 'succeeded', 'canceled']);
     expect(retryDecision({ status: 'sending', attempts: 1 })).toMatchObject({ ok: false, reason: expect.stringContaining('in flight') });
-  });
-});
-
-describe('endpoints kept after a plan change', () => {
-  const at = (day: number) => new Date(Date.UTC(2026, 0, day));
-  const active = [
-    { id: 'c', createdAt: at(3) },
-    { id: 'a', createdAt: at(1) },
-    { id: 'b', createdAt: at(2) },
-  ];
-
-  it('keeps the oldest up to the allowance', () => {
-    expect(endpointsToPause(active, 1)).toEqual(['b', 'c']);
-    expect(endpointsToPause(active, 10)).toEqual([]);
-  });
-
-  it('keeps none on free or expired plans, all on unlimited ones', () => {
-    expect(endpointsToPause(active, 0)).toEqual(['a', 'b', 'c']);
-    expect(endpointsToPause(active, null)).toEqual([]);
   });
 });

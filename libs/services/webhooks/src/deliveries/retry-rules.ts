@@ -26,16 +26,3 @@ export function retryDecision(delivery: { status: DeliveryStatus; attempts: numb
       return { ok: false, reason: 'the delivery was canceled (the endpoint was paused)' };
   }
 }
-
-/**
- * After a plan change: which active endpoints stay active. The oldest are kept, up to the plan's
- * endpoint allowance (null: unlimited); free and expired plans keep none. Returns the ids to pause.
- */
-export function endpointsToPause(
-  active: readonly { id: string; createdAt: Date }[],
-  allowance: number | null,
-): string[] {
-  if (allowance === null) return [];
-  const oldestFirst = [...active].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id));
-  return oldestFirst.slice(allowance).map((endpoint) => endpoint.id);
-}

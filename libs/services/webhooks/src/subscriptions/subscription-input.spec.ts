@@ -31,6 +31,9 @@ describe('POST /webhooks body', () => {
     ['auction_id zero', { ...valid, filters: { auction_id: '0' } }, { 'filters.auction_id': [expect.stringContaining('positive integer')] }],
     ['an empty make', { ...valid, filters: { make: '  ' } }, { 'filters.make': [expect.stringContaining('non-empty')] }],
     ['an unknown source', { ...valid, filters: { source: 'ebay' } }, { 'filters.source': [expect.stringContaining('must be one of')] }],
+    ['a NUL in the URL', { ...valid, url: 'https://example.com/a\u0000b' }, { url: ['url must not contain NUL characters'] }],
+    ['a NUL in the description', { ...valid, description: 'a\u0000' }, { description: ['description must not contain NUL characters'] }],
+    ['a NUL in the make', { ...valid, filters: { make: 'Pors\u0000che' } }, { 'filters.make': [expect.stringContaining('non-empty string')] }],
   ])('refuses %s, naming the member', (_case, body, details) => {
     expect(parseCreateInput(body)).toEqual({ ok: false, details });
   });

@@ -25,6 +25,9 @@ const PATCH_MEMBERS = [...CREATE_MEMBERS, 'enabled'] as const;
 const FILTER_MEMBERS = ['auction_id', 'make', 'source'] as const;
 const POSITIVE_INTEGER = /^[1-9]\d{0,18}$/;
 
+/** PostgreSQL text cannot hold NUL: such input is a 400, never a statement. */
+const hasNul = (value: string): boolean => value.includes('\u0000');
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -48,6 +51,7 @@ function url(value: unknown, details: Details): string | undefined {
   if (typeof value !== 'string') return void details.add('url', 'url must be a string');
   if (value.length === 0) return void details.add('url', 'url must not be empty');
   if (value.length > URL_MAX_LENGTH) return void details.add('url', `url must be at most ${URL_MAX_LENGTH} characters long`);
+  if (hasNul(value)) return void details.add('url', 'url must not contain NUL characters');
   try {
     new URL(value);
   } catch {
@@ -61,6 +65,7 @@ function description(value: unknown, details: Details): string | undefined {
   if (value.length > DESCRIPTION_MAX_LENGTH) {
     return void details.add('description', `description must be at most ${DESCRIPTION_MAX_LENGTH} characters long`);
   }
+  if (hasNul(value)) return void details.add('description', 'description must not contain NUL characters');
   return value;
 }
 
@@ -101,8 +106,8 @@ function filters(value: unknown, details: Details): WebhookFilters | undefined {
     }
   }
   if (value.make !== undefined) {
-    if (typeof value.make !== 'string' || value.make.trim() === '') {
-      details.add('filters.make', 'filters.make must be a non-empty string (a make name from GET /makes)');
+    if (typeof value.make !== 'string' || value.make.trim() === '' || value.make.length > 100 || hasNul(value.make)) {
+      details.add('filters.make', 'filters.make must be a non-empty string of at most 100 characters (a make name from GET /makes)');
     } else {
       result.make = value.make;
     }

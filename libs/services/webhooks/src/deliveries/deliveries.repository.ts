@@ -1,0 +1,99 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DeliveryErrorCode, DeliveryStatus, DeliveryWaitingReason } from '@cars/contracts';
+import { PG_POOL } from '@cars/persistence';
+import { Pool } from 'pg';
+import { Sql } from '../subscriptions/subscriptions.repository';
+
+/** A `webhook_deliveries` row as the service reads it (the projection picks the public fields). */
+export interface DeliveryRow {
+  id: string;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  waiting_reason: DeliveryWaitingReason | null;
+  attempts: number;
+  max_attempts: number;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  last_response_status: number | null;
+  last_error: DeliveryErrorCode | null;
+  last_response_excerpt: string | null;
+  last_duration_ms: number | null;
+  created_at: Date;
+  updated_at: Date;
+  /** The public envelope as JSON text, captured once. */
+  payload: string;
+}
+
+const COLUMNS = `id, subscription_id, event_id, event_type, status, waiting_reason, attempts, max_attempts,
+  next_attempt_at, last_attempt_at, last_response_status, last_error, last_response_excerpt,
+  last_duration_ms, created_at, updated_at, payload`;
+
+/** Deliveries shown by the deliveries route (SPEC Limits). */
+export const DELIVERIES_LISTED = 20;
+
+/** The SQL of `webhook_deliveries` for the management routes (the delivery worker has its own). */
+@Injectable()
+export class DeliveriesRepository {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  async recent(subscriptionId: string): Promise<DeliveryRow[]> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `SELECT ${COLUMNS} FROM webhook_deliveries WHERE subscription_id = $1
+        ORDER BY created_at DESC, id DESC LIMIT ${DELIVERIES_LISTED}`,
+      [subscriptionId],
+    );
+    return rows;
+  }
+
+  async find(sql: Sql, subscriptionId: string, id: string, options: { lock?: boolean } = {}): Promise<DeliveryRow | null> {
+    const { rows } = await sql.query<DeliveryRow>(
+      `SELECT ${COLUMNS} FROM webhook_deliveries WHERE id = $1 AND subscription_id = $2${options.lock ? ' FOR UPDATE' : ''}`,
+      [id, subscriptionId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** A delivery due now (the test event), payload captured as sent. */
+  async insertDue(
+    sql: Sql,
+    delivery: { subscriptionId: string; accountId: string; eventId: string; eventType: string; payload: string },
+  ): Promise<DeliveryRow> {
+    const { rows } = await sql.query<DeliveryRow>(
+      `INSERT INTO webhook_deliveries (subscription_id, account_id, event_id, event_type, payload, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, now()) RETURNING ${COLUMNS}`,
+      [delivery.subscriptionId, delivery.accountId, delivery.eventId, delivery.eventType, delivery.payload],
+    );
+    return rows[0];
+  }
+
+  /** Whether an attempt of one of the endpoint's deliveries is in flight. */
+  async anySending(sql: Sql, subscriptionId: string): Promise<boolean> {
+    const { rows } = await sql.query(`SELECT 1 FROM webhook_deliveries WHERE subscription_id = $1 AND status = 'sending' LIMIT 1`, [
+      subscriptionId,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Pausing: every pending delivery of the endpoint is canceled (an attempt in flight may finish). */
+  async cancelPending(sql: Sql, subscriptionId: string): Promise<number> {
+    const { rowCount } = await sql.query(
+      `UPDATE webhook_deliveries SET status = 'canceled', waiting_reason = NULL, next_attempt_at = NULL, updated_at = now()
+        WHERE subscription_id = $1 AND status = 'pending'`,
+      [subscriptionId],
+    );
+    return rowCount ?? 0;
+  }
+
+  /** The retry route: due now, with the budget given. */
+  async requeue(sql: Sql, id: string, maxAttempts: number): Promise<DeliveryRow> {
+    const { rows } = await sql.query<DeliveryRow>(
+      `UPDATE webhook_deliveries
+          SET status = 'pending', waiting_reason = NULL, max_attempts = $2, next_attempt_at = now(), updated_at = now()
+        WHERE id = $1 RETURNING ${COLUMNS}`,
+      [id, maxAttempts],
+    );
+    return rows[0];
+  }
+}

@@ -1,0 +1,16 @@
+import { WEBHOOK_ID_PREFIX, WebhookSubscription } from '@cars/contracts';
+import { SubscriptionRow } from './subscriptions.repository';
+
+/** The public record of a row: SPEC fields only — never a secret, the account or the boundary. */
+export function toSubscription(row: SubscriptionRow): WebhookSubscription {
+  return {
+    id: `${WEBHOOK_ID_PREFIX}${row.id}`,
+    url: row.url,
+    description: row.description,
+    event_types: row.event_types,
+    filters: { ...row.filters },
+    enabled: row.enabled,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
