@@ -48,7 +48,11 @@ export class WebhookFiltersDto implements WebhookFilters {
   @ApiPropertyOptional({ type: 'string', minLength: 1, description: 'Canonical make name (see /makes), any case.', example: 'Porsche' })
   make?: string;
 
-  @ApiPropertyOptional({ enum: AUCTION_SOURCES, description: 'Platform identifier, any case.', example: 'bringatrailer' })
+  @ApiPropertyOptional({
+    type: 'string',
+    description: `Platform identifier, any case (kept as given): ${AUCTION_SOURCES.join(', ')}.`,
+    example: 'bringatrailer',
+  })
   source?: string;
 }
 
@@ -179,7 +183,7 @@ export class WebhookDeliveryDto implements WebhookDelivery {
   status: DeliveryStatus;
 
   @ApiProperty({
-    enum: DELIVERY_WAITING_REASONS,
+    enum: [...DELIVERY_WAITING_REASONS, null],
     nullable: true,
     description: 'Why a `pending` delivery is not being attempted: an exhausted allowance, or make maintenance.',
   })
@@ -200,7 +204,7 @@ export class WebhookDeliveryDto implements WebhookDelivery {
   @ApiProperty({ type: 'integer', nullable: true })
   last_response_status: number | null;
 
-  @ApiProperty({ enum: DELIVERY_ERROR_CODES, nullable: true })
+  @ApiProperty({ enum: [...DELIVERY_ERROR_CODES, null], nullable: true, description: 'A short code of the last failed attempt.' })
   last_error: DeliveryErrorCode | null;
 
   @ApiProperty({ type: 'string', nullable: true, maxLength: 4096, description: "At most 4 KB of the receiver's body." })

@@ -3,3 +3,4 @@ export * from './config/webhooks.options';
 export * from './plans/plan-sweeper';
 export * from './subscriptions/subscription-input';
 export * from './deliveries/retry-rules';
+export * from './config/reencrypt-secrets';
