@@ -3,7 +3,7 @@ import { setPlan } from '@cars/accounts';
 import { SecretCipher } from '@cars/signing';
 import { openTestDataSource } from '@cars/testing';
 import { DataSource } from 'typeorm';
-import { caseResolver, HOSTILE_DESTINATIONS, PUBLIC_DESTINATIONS } from '../../libs/net-guard/src/testing/destinations';
+import { caseResolver, HOSTILE_DESTINATIONS, PUBLIC_DESTINATIONS } from '@cars/net-guard/testing';
 import { createTestAccount, settledUsage, TestAccount } from './support/accounts';
 import { startTestGateway, startTestStack, TestStack, testWebhooksModule } from './support/stack';
 import { WebhooksApi } from './support/webhooks-api';
