@@ -247,21 +247,28 @@ describe('webhook management through the gateway', () => {
         api.post(key, `/webhooks/${data.id}/test`),
         api.post(key, `/webhooks/${data.id}/deliveries/${deliveryId}/retry`),
       ];
-      await db.query(`UPDATE accounts SET email_verified = false WHERE id = $1`, [paid.accountId]);
-      for (const res of await Promise.all(attempts(paid.apiKey))) {
-        expect(res.status).toBe(403);
-        expect(res.body).toEqual({ error: 'Forbidden', message: expect.stringContaining('requires a verified email address') });
-      }
-      await db.query(`UPDATE accounts SET email_verified = true, plan = 'free' WHERE id = $1`, [paid.accountId]);
-      for (const res of await Promise.all(attempts(paid.apiKey))) {
-        expect(res.status).toBe(403);
-        expect(res.body.message).toContain('requires an active paid plan (1K, 10K or 100K); this account is on the Free plan');
-      }
-      await db.query(`UPDATE accounts SET plan = '1k', plan_expires_at = now() - interval '1 day' WHERE id = $1`, [paid.accountId]);
-      for (const res of await Promise.all(attempts(paid.apiKey))) {
-        expect(res.status).toBe(403);
-        expect(res.body.message).toContain('the 1K plan of this account expired on');
-      }
+      // Account changes reach the gateway by broadcast (NOTIFY at commit): wait until it has heard.
+      const after = async (change: string, says: string) => {
+        await db.query(change, [paid.accountId]);
+        const deadline = Date.now() + 5000;
+        while (!(await attempts(paid.apiKey)[0]).body.message?.includes(says) && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        for (const res of await Promise.all(attempts(paid.apiKey))) {
+          expect(res.status).toBe(403);
+          expect(res.body.error).toBe('Forbidden');
+          expect(res.body.message).toContain(says);
+        }
+      };
+      await after(`UPDATE accounts SET email_verified = false WHERE id = $1`, 'requires a verified email address');
+      await after(
+        `UPDATE accounts SET email_verified = true, plan = 'free' WHERE id = $1`,
+        'requires an active paid plan (1K, 10K or 100K); this account is on the Free plan',
+      );
+      await after(
+        `UPDATE accounts SET plan = '1k', plan_expires_at = now() - interval '1 day' WHERE id = $1`,
+        'the 1K plan of this account expired on',
+      );
       // Nothing changed.
       const [row] = await db.query(`SELECT description, enabled FROM webhook_subscriptions WHERE id = $1`, [uuid(data.id)]);
       expect(row).toEqual({ description: '', enabled: false });
