@@ -10,6 +10,7 @@ import { Webhooks1764500000000 } from './1764500000000-Webhooks';
 import { ReferenceChangeNotify1764600000000 } from './1764600000000-ReferenceChangeNotify';
 import { AccountChangeNotify1764650000000 } from './1764650000000-AccountChangeNotify';
 import { IngestOutcomes1764660000000 } from './1764660000000-IngestOutcomes';
+import { DeliveryWorker1764700000000 } from './1764700000000-DeliveryWorker';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   ReferenceChangeNotify1764600000000,
   AccountChangeNotify1764650000000,
   IngestOutcomes1764660000000,
+  DeliveryWorker1764700000000,
 ];
