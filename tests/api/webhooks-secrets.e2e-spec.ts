@@ -24,8 +24,8 @@ describe('webhook secrets: logs, boot and master-key rotation', () => {
   let db: DataSource;
   const apps: AppProcess[] = [];
 
-  const start = async (key: string) => {
-    const webhooks = startApp('webhooks', { ...env, WEBHOOK_SECRET_KEY: key, HEALTH_PORT: String(await freePort()), LOG_LEVEL: 'trace' });
+  const start = async (key: string, extra: Record<string, string> = {}) => {
+    const webhooks = startApp('webhooks', { ...env, WEBHOOK_SECRET_KEY: key, HEALTH_PORT: String(await freePort()), LOG_LEVEL: 'trace', ...extra });
     const port = await freePort();
     const gateway = startApp('gateway', { ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'trace' });
     apps.push(webhooks, gateway);
@@ -125,5 +125,21 @@ describe('webhook secrets: logs, boot and master-key rotation', () => {
       ids[1].slice(4),
     ]);
     expect(cipher.decrypt(row.previous_secret_ciphertext, row.previous_secret_key_id)).toBe(secrets[3]);
+    await Promise.all([again.webhooks.stop(), again.gateway.stop()]);
   }, 90_000);
+
+  it('allows local receivers only when the operator says so, and says so loudly at start', async () => {
+    const account = await createTestAccount(db, { plan: '10k' });
+    const local = { url: 'http://127.0.0.1:8080/hook', event_types: ['bid.created'] };
+    const strict = await start(oldKey);
+    expect((await (await WebhooksApi.open(strict.url)).post(account.apiKey, '/webhooks', local)).status).toBe(400);
+    expect(strict.webhooks.output()).not.toContain('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS');
+    await Promise.all([strict.webhooks.stop(), strict.gateway.stop()]);
+
+    const relaxed = await start(oldKey, { WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' });
+    const created = await (await WebhooksApi.open(relaxed.url)).post(account.apiKey, '/webhooks', local);
+    expect(created.status).toBe(201);
+    expect(relaxed.webhooks.output()).toMatch(/WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true.*never in production/);
+    await Promise.all([relaxed.webhooks.stop(), relaxed.gateway.stop()]);
+  }, 60_000);
 });
