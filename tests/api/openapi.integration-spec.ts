@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createTestAccount } from './support/accounts';
 import { bearer, JsonResponse, request } from './support/http';
+import { strict } from './support/openapi-schema';
 import { startTestGateway, startTestStack, TestStack } from './support/stack';
 
 jest.setTimeout(60_000);
@@ -30,15 +31,6 @@ describe('OpenAPI document against real responses', () => {
   let auctionId: number;
   let liveId: number;
   const validators = new Map<string, ValidateFunction>();
-
-  /** Forbids undocumented properties everywhere in the document's component schemas. */
-  function strict(schema: unknown): unknown {
-    if (Array.isArray(schema)) return schema.map(strict);
-    if (schema === null || typeof schema !== 'object') return schema;
-    const copy: Schema = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, strict(v)]));
-    if (copy.type === 'object' && copy.properties && copy.additionalProperties === undefined) copy.additionalProperties = false;
-    return copy;
-  }
 
   function validatorFor(path: string, status: number): ValidateFunction {
     const key = `${path} ${status}`;

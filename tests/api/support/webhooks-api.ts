@@ -1,6 +1,7 @@
 import Ajv, { ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { JsonResponse, request } from './http';
+import { strict } from './openapi-schema';
 
 type Schema = Record<string, unknown>;
 interface Operation {
@@ -9,15 +10,6 @@ interface Operation {
 interface OpenApiDocument {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas: Record<string, Schema> };
-}
-
-/** Forbids undocumented properties everywhere in a schema. */
-function strict(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(strict);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const copy: Schema = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, strict(v)]));
-  if (copy.type === 'object' && copy.properties && copy.additionalProperties === undefined) copy.additionalProperties = false;
-  return copy;
 }
 
 const TEMPLATES: [RegExp, string][] = [
