@@ -1,9 +1,21 @@
 import 'reflect-metadata';
-import { exitOnBootFailure, runWorker } from '@cars/runtime';
-import { DeliveryModule, EventIntakeService } from '@cars/service-delivery';
+import { DeliveryEnv, exitOnBootFailure, runWorker } from '@cars/runtime';
+import { DeliveryModule, DeliveryWakeup, EventIntakeService } from '@cars/service-delivery';
 
 runWorker({
   name: 'delivery-worker',
-  module: (env) => DeliveryModule.forRoot({ rabbitmqUrl: env.RABBITMQ_URL }),
-  probes: [EventIntakeService],
+  env: DeliveryEnv,
+  module: (env) =>
+    DeliveryModule.forRoot({
+      rabbitmqUrl: env.RABBITMQ_URL,
+      databaseUrl: env.DATABASE_URL,
+      secretKeys: env.WEBHOOK_SECRET_KEY,
+      allowPrivateDestinations: env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS === 'true',
+      retryDelaysMs: env.DELIVERY_RETRY_DELAYS_MS?.split(',').map(Number),
+      receiverTimeoutMs: env.DELIVERY_RECEIVER_TIMEOUT_MS,
+      concurrency: env.DELIVERY_CONCURRENCY,
+      perEndpointConcurrency: env.DELIVERY_ENDPOINT_CONCURRENCY,
+      sweepIntervalMs: env.DELIVERY_SWEEP_INTERVAL_MS,
+    }),
+  probes: [EventIntakeService, DeliveryWakeup],
 }).catch(exitOnBootFailure);

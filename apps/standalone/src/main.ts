@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const env = loadEnv(StandaloneEnv);
   const webhooks = loadEnv(WebhooksSettingsEnv);
+  const webhookSecretKey = resolveWebhookSecretKey();
   const log = createLogger('standalone', env.LOG_LEVEL);
 
   let stopDatabase: (() => Promise<void>) | undefined;
@@ -62,14 +63,20 @@ async function main(): Promise<void> {
       QueryModule,
       StatsModule,
       WebhooksModule.forRoot({
-        secretKeys: resolveWebhookSecretKey(),
+        secretKeys: webhookSecretKey,
         allowPrivateDestinations: webhooks.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS === 'true',
         planSweepIntervalMs: webhooks.WEBHOOK_PLAN_SWEEP_INTERVAL_MS,
       }),
       // With a broker: consume observations and relay events like the separate apps do.
       // Without one: the processor serves the loopback ingest endpoint below.
       ChangeDetectorModule.forRoot(env.RABBITMQ_URL ? { rabbitmqUrl: env.RABBITMQ_URL, databaseUrl } : { databaseUrl }),
-      ...(env.RABBITMQ_URL ? [DeliveryModule.forRoot({ rabbitmqUrl: env.RABBITMQ_URL })] : []),
+      // The database drives the delivery worker; RabbitMQ, when there is one, only wakes it.
+      DeliveryModule.forRoot({
+        rabbitmqUrl: env.RABBITMQ_URL,
+        databaseUrl,
+        secretKeys: webhookSecretKey,
+        allowPrivateDestinations: webhooks.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS === 'true',
+      }),
     ],
   })
   class StandaloneModule {}

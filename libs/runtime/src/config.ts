@@ -86,6 +86,29 @@ export class WebhooksEnv extends ServiceEnv {
   WEBHOOK_PLAN_SWEEP_INTERVAL_MS: number = 30_000;
 }
 
+/** The delivery worker: the master key opens the signing secrets; the schedule can be scaled for tests and drills. */
+export class DeliveryEnv extends WebhooksEnv {
+  /** Delays after each failed attempt, ms, comma-separated (default 60000,300000,1800000,7200000,28800000). */
+  @IsOptional()
+  @Matches(/^\d+(,\d+){4}$/, { message: 'DELIVERY_RETRY_DELAYS_MS: five comma-separated delays in ms' })
+  DELIVERY_RETRY_DELAYS_MS?: string;
+
+  /** Receiver timeout of one attempt. */
+  @IntSetting(100, 60_000)
+  DELIVERY_RECEIVER_TIMEOUT_MS: number = 10_000;
+
+  /** Attempts in flight per worker process, and per endpoint. */
+  @IntSetting(1, 1000)
+  DELIVERY_CONCURRENCY: number = 64;
+
+  @IntSetting(1, 100)
+  DELIVERY_ENDPOINT_CONCURRENCY: number = 10;
+
+  /** The backstop sweep (fan-out, due deliveries, expired leases, allowance waits). */
+  @IntSetting(10, 60_000)
+  DELIVERY_SWEEP_INTERVAL_MS: number = 1_000;
+}
+
 export class GatewayEnv extends ServiceEnv {
   @IntSetting(0, 65535)
   PORT: number = 3000;

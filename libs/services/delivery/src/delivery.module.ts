@@ -1,14 +1,34 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { DELIVERY_OPTIONS, DeliveryOptions, resolveDeliveryOptions } from './config/delivery.options';
+import { DeliveryStore } from './dispatch/delivery-store';
+import { Dispatcher } from './dispatch/dispatcher.service';
+import { Sender } from './dispatch/sender';
 import { EventIntakeService } from './event-intake.service';
+import { FanOutRepository } from './fan-out/fan-out.repository';
+import { FanOutService } from './fan-out/fan-out.service';
+import { DeliveryWakeup } from './wakeup/delivery-wakeup';
 
-/** The delivery worker: event intake from `delivery.events`. */
+/**
+ * The delivery worker: fan-out of events to matching subscriptions, then signed, leased,
+ * allowance-aware attempts with retries. Needs a DatabaseModule from its host app; RabbitMQ is
+ * optional (it only wakes the fan-out).
+ */
 @Module({})
 export class DeliveryModule {
-  static forRoot(options: { rabbitmqUrl: string }): DynamicModule {
+  static forRoot(options: DeliveryOptions): DynamicModule {
     return {
       module: DeliveryModule,
-      providers: [{ provide: EventIntakeService, useFactory: () => new EventIntakeService(options.rabbitmqUrl) }],
-      exports: [EventIntakeService],
+      providers: [
+        { provide: DELIVERY_OPTIONS, useValue: resolveDeliveryOptions(options) },
+        FanOutRepository,
+        FanOutService,
+        DeliveryStore,
+        Sender,
+        Dispatcher,
+        DeliveryWakeup,
+        EventIntakeService,
+      ],
+      exports: [EventIntakeService, DeliveryWakeup, Dispatcher, FanOutService, DeliveryStore],
     };
   }
 }

@@ -17,7 +17,11 @@ import {
 } from './observation.repository';
 
 export interface ProcessOptions {
-  /** Observation time in the service: the envelopes' `created_at`. Default: now. */
+  /**
+   * Observation time in the service: the envelopes' `created_at`. Default: the database clock at
+   * the start of the transaction — the clock webhook activation boundaries are taken from, so the
+   * delivery worker compares the two exactly.
+   */
   now?: Date;
 }
 
@@ -124,12 +128,12 @@ export class ObservationProcessor {
    */
   async processBatch(observations: Observation[], options: ProcessOptions = {}): Promise<ProcessResult> {
     if (observations.length === 0) return emptyResult();
-    const now = options.now ?? new Date();
+    const now = options.now;
     try {
       const recorded: string[] = [];
-      const result = await withTransaction(this.pool, (client) => {
+      const result = await withTransaction(this.pool, async (client) => {
         recorded.length = 0; // a retried transaction starts over
-        return this.apply(client, observations, now, recorded);
+        return this.apply(client, observations, now ?? (await transactionTime(client)), recorded);
       });
       this.tokens.remember(recorded);
       return result;
@@ -170,10 +174,9 @@ export class ObservationProcessor {
       );
       if (keys.length === 0) return total;
       const recorded: string[] = [];
-      const now = options.now ?? new Date();
-      const one = await withTransaction(this.pool, (client) => {
+      const one = await withTransaction(this.pool, async (client) => {
         recorded.length = 0;
-        return this.apply(client, [], now, recorded, keys);
+        return this.apply(client, [], options.now ?? (await transactionTime(client)), recorded, keys);
       });
       this.tokens.remember(recorded);
       total.pending += one.pending;
@@ -442,4 +445,10 @@ export class ObservationProcessor {
       client.release();
     }
   }
+}
+
+/** The database clock for this transaction (`now()` is the transaction's start time). */
+async function transactionTime(client: PoolClient): Promise<Date> {
+  const { rows } = await client.query<{ now: Date }>('SELECT now() AS now');
+  return rows[0].now;
 }

@@ -86,8 +86,9 @@ export class DeliveriesRepository {
     return rowCount ?? 0;
   }
 
-  /** The retry route: due now, with the budget given. */
+  /** The retry route: due now, with the budget given; the delivery worker is woken at commit. */
   async requeue(sql: Sql, id: string, maxAttempts: number): Promise<DeliveryRow> {
+    await sql.query(`SELECT pg_notify('delivery_wakeup', 'retry')`);
     const { rows } = await sql.query<DeliveryRow>(
       `UPDATE webhook_deliveries
           SET status = 'pending', waiting_reason = NULL, max_attempts = $2, next_attempt_at = now(), updated_at = now()

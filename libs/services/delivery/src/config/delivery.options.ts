@@ -1,0 +1,61 @@
+import type { ConnectionOptions } from 'node:tls';
+import { Resolver } from '@cars/net-guard';
+
+/** How the delivery worker is configured (from the environment by its host app; tests scale the times). */
+export interface DeliveryOptions {
+  /** RabbitMQ: `delivery.events` wakes the fan-out. Without it, the database alone drives the worker (quick start). */
+  rabbitmqUrl?: string;
+  /** The database URL, for the LISTEN connection (wake-ups at commit). */
+  databaseUrl: string;
+  /** WEBHOOK_SECRET_KEY: the master keys that open the endpoints' signing secrets. */
+  secretKeys: string;
+  /** WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: tests and local receivers only. */
+  allowPrivateDestinations?: boolean;
+  /** Resolves destination names at connect time (tests inject one). Default: the system's. */
+  resolver?: Resolver;
+  /** TLS options for receivers (tests: the CA of a self-signed receiver). */
+  tls?: ConnectionOptions;
+  /** Delays after each failed attempt, ms (SPEC: 1 min, 5 min, 30 min, 2 h, 8 h). */
+  retryDelaysMs?: readonly number[];
+  /** ± share of each delay drawn at random (default 0.1). */
+  retryJitter?: number;
+  /** Receiver timeout for a whole attempt, ms (SPEC: 10 s). */
+  receiverTimeoutMs?: number;
+  /** How long a claimed attempt is leased before another worker may recover it, ms (default 30 s; at least the timeout + 1 s). */
+  leaseMs?: number;
+  /** The backstop sweep: fan-out, due deliveries, expired leases, allowance waits (default 1 s). */
+  sweepIntervalMs?: number;
+  /** Attempts in flight per worker process (default 64). */
+  concurrency?: number;
+  /** Attempts in flight per endpoint per worker process (default 10). */
+  perEndpointConcurrency?: number;
+  /** Events fanned out per transaction (default 500). */
+  fanOutBatchSize?: number;
+}
+
+export const DELIVERY_OPTIONS = Symbol('DELIVERY_OPTIONS');
+
+/** SPEC "Delivery and retries": about 1 minute, 5 minutes, 30 minutes, 2 hours and 8 hours after each failure. */
+export const RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000] as const;
+
+export interface ResolvedDeliveryOptions extends Required<Omit<DeliveryOptions, 'rabbitmqUrl' | 'resolver' | 'tls'>> {
+  rabbitmqUrl?: string;
+  resolver?: Resolver;
+  tls?: ConnectionOptions;
+}
+
+export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDeliveryOptions {
+  const receiverTimeoutMs = options.receiverTimeoutMs ?? 10_000;
+  return {
+    ...options,
+    allowPrivateDestinations: options.allowPrivateDestinations ?? false,
+    retryDelaysMs: options.retryDelaysMs ?? RETRY_DELAYS_MS,
+    retryJitter: options.retryJitter ?? 0.1,
+    receiverTimeoutMs,
+    leaseMs: Math.max(options.leaseMs ?? 30_000, receiverTimeoutMs + 1_000),
+    sweepIntervalMs: options.sweepIntervalMs ?? 1_000,
+    concurrency: options.concurrency ?? 64,
+    perEndpointConcurrency: options.perEndpointConcurrency ?? 10,
+    fanOutBatchSize: options.fanOutBatchSize ?? 500,
+  };
+}
