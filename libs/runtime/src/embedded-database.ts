@@ -95,5 +95,36 @@ export async function startEmbeddedDatabase(
   } finally {
     await admin.end();
   }
-  return { url: `${base}/cars`, stop: () => server.stop() };
+  return {
+    url: `${base}/cars`,
+    stop: async () => {
+      await untilClientsLeave(`${base}/postgres`, 3000);
+      await server.stop();
+    },
+  };
+}
+
+/**
+ * A pool's `end()` resolves once it has *asked* its connections to close; their Terminate may
+ * still be on the way. Stopping the server then would cut them off ("terminating connection due
+ * to administrator command" on a pool that is already gone). So the stop waits, briefly, until no
+ * other client is connected.
+ */
+async function untilClientsLeave(url: string, timeoutMs: number): Promise<void> {
+  const client = new Client({ connectionString: url });
+  try {
+    await client.connect();
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+      );
+      if (rows[0].n === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } catch {
+    // The server is already going: stop it anyway.
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
