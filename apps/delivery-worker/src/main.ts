@@ -13,6 +13,7 @@ runWorker({
       allowPrivateDestinations: env.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS === 'true',
       retryDelaysMs: env.DELIVERY_RETRY_DELAYS_MS?.split(',').map(Number),
       receiverTimeoutMs: env.DELIVERY_RECEIVER_TIMEOUT_MS,
+      leaseMs: env.DELIVERY_LEASE_MS,
       concurrency: env.DELIVERY_CONCURRENCY,
       perEndpointConcurrency: env.DELIVERY_ENDPOINT_CONCURRENCY,
       sweepIntervalMs: env.DELIVERY_SWEEP_INTERVAL_MS,

@@ -38,6 +38,13 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
   for (let attempt = 1; ; attempt += 1) {
     const client = await pool.connect();
     let broken = false;
+    // A connection cut while no statement is running (a server restart between two statements of
+    // the transaction) is reported as an 'error' event on the client: without a listener it would
+    // crash the process. The next statement fails, and the transaction with it.
+    const lost = () => {
+      broken = true;
+    };
+    client.on('error', lost);
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -54,6 +61,7 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
       }
       throw error;
     } finally {
+      client.off('error', lost);
       client.release(broken ? true : undefined);
     }
   }

@@ -97,6 +97,10 @@ export class DeliveryEnv extends WebhooksEnv {
   @IntSetting(100, 60_000)
   DELIVERY_RECEIVER_TIMEOUT_MS: number = 10_000;
 
+  /** How long a claimed attempt is leased before a sweep may recover it (at least the timeout + 1 s). */
+  @IntSetting(1_000, 600_000)
+  DELIVERY_LEASE_MS: number = 30_000;
+
   /** Attempts in flight per worker process, and per endpoint. */
   @IntSetting(1, 1000)
   DELIVERY_CONCURRENCY: number = 64;
