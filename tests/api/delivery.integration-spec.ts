@@ -44,7 +44,12 @@ describe('delivery worker', () => {
     for (;;) {
       const value = await check();
       if (value) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      if (Date.now() > deadline) {
+        const recent = await db.query(
+          `SELECT status, attempts, waiting_reason, last_error, lease_expires_at, next_attempt_at FROM webhook_deliveries ORDER BY updated_at DESC LIMIT 3`,
+        );
+        throw new Error(`timed out waiting for ${what}; latest deliveries: ${JSON.stringify(recent)}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };

@@ -33,8 +33,25 @@ export function isDataError(error: unknown): boolean {
   return code !== undefined && (code.startsWith('22') || code.startsWith('23'));
 }
 
+export interface TransactionOptions {
+  /** Tries in all when a deadlock or serialization failure aborts the transaction (default 5). */
+  attempts?: number;
+  /**
+   * Commit without waiting for the WAL flush (`synchronous_commit = off`): for work whose loss in a
+   * database crash is made good by its own recovery path — never for anything a caller is told is
+   * durable.
+   */
+  asyncCommit?: boolean;
+}
+
 /** Runs `work` in one transaction, retrying deadlocks and serialization failures. */
-export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>, attempts = 5): Promise<T> {
+export async function withTransaction<T>(
+  pool: Pool,
+  work: (client: PoolClient) => Promise<T>,
+  options: TransactionOptions = {},
+): Promise<T> {
+  const attempts = options.attempts ?? 5;
+  const begin = options.asyncCommit ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN';
   for (let attempt = 1; ; attempt += 1) {
     const client = await pool.connect();
     let broken = false;
@@ -46,7 +63,7 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
     };
     client.on('error', lost);
     try {
-      await client.query('BEGIN');
+      await client.query(begin);
       const result = await work(client);
       await client.query('COMMIT');
       return result;

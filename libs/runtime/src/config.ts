@@ -97,9 +97,9 @@ export class DeliveryEnv extends WebhooksEnv {
   @IntSetting(100, 60_000)
   DELIVERY_RECEIVER_TIMEOUT_MS: number = 10_000;
 
-  /** How long a claimed attempt is leased before a sweep may recover it (at least the timeout + 1 s). */
+  /** How long a claimed attempt is leased before a sweep may recover it (at least timeout × 5 + 5 s: claims run ahead of sending). */
   @IntSetting(1_000, 600_000)
-  DELIVERY_LEASE_MS: number = 30_000;
+  DELIVERY_LEASE_MS: number = 55_000;
 
   /** Attempts in flight per worker process, and per endpoint. */
   @IntSetting(1, 1000)

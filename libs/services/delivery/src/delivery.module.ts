@@ -6,6 +6,7 @@ import { Sender } from './dispatch/sender';
 import { EventIntakeService } from './event-intake.service';
 import { FanOutRepository } from './fan-out/fan-out.repository';
 import { FanOutService } from './fan-out/fan-out.service';
+import { RetentionService } from './retention/retention.service';
 import { DeliveryWakeup } from './wakeup/delivery-wakeup';
 
 /**
@@ -27,8 +28,9 @@ export class DeliveryModule {
         Dispatcher,
         DeliveryWakeup,
         EventIntakeService,
+        RetentionService,
       ],
-      exports: [EventIntakeService, DeliveryWakeup, Dispatcher, FanOutService, DeliveryStore],
+      exports: [EventIntakeService, DeliveryWakeup, Dispatcher, FanOutService, DeliveryStore, RetentionService],
     };
   }
 }

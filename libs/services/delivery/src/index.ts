@@ -5,3 +5,4 @@ export * from './dispatch/delivery-store';
 export * from './dispatch/dispatcher.service';
 export * from './fan-out/fan-out.service';
 export * from './wakeup/delivery-wakeup';
+export * from './retention/retention.service';

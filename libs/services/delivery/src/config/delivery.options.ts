@@ -21,7 +21,10 @@ export interface DeliveryOptions {
   retryJitter?: number;
   /** Receiver timeout for a whole attempt, ms (SPEC: 10 s). */
   receiverTimeoutMs?: number;
-  /** How long a claimed attempt is leased before another worker may recover it, ms (default 30 s; at least the timeout + 1 s). */
+  /**
+   * How long a claimed attempt is leased before another worker may recover it, ms: at least the
+   * receiver timeout × (PREFETCH_FACTOR + 1) + 5 s (55 s with the 10 s timeout).
+   */
   leaseMs?: number;
   /** The backstop sweep: fan-out, due deliveries, expired leases, allowance waits (default 1 s). */
   sweepIntervalMs?: number;
@@ -31,9 +34,17 @@ export interface DeliveryOptions {
   perEndpointConcurrency?: number;
   /** Events fanned out per transaction (default 500). */
   fanOutBatchSize?: number;
+  /** How often terminal deliveries and events older than 30 days are removed (default 1 h). */
+  retentionIntervalMs?: number;
 }
 
 export const DELIVERY_OPTIONS = Symbol('DELIVERY_OPTIONS');
+
+/**
+ * Claims run ahead of sending by this many rounds per endpoint (queued in the worker under their
+ * lease), so the lease must cover the queue: at least the receiver timeout × (factor + 1).
+ */
+export const PREFETCH_FACTOR = 4;
 
 /** SPEC "Delivery and retries": about 1 minute, 5 minutes, 30 minutes, 2 hours and 8 hours after each failure. */
 export const RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000] as const;
@@ -52,10 +63,11 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
     retryDelaysMs: options.retryDelaysMs ?? RETRY_DELAYS_MS,
     retryJitter: options.retryJitter ?? 0.1,
     receiverTimeoutMs,
-    leaseMs: Math.max(options.leaseMs ?? 30_000, receiverTimeoutMs + 1_000),
+    leaseMs: Math.max(options.leaseMs ?? 0, receiverTimeoutMs * (PREFETCH_FACTOR + 1) + 5_000),
     sweepIntervalMs: options.sweepIntervalMs ?? 1_000,
     concurrency: options.concurrency ?? 64,
     perEndpointConcurrency: options.perEndpointConcurrency ?? 10,
     fanOutBatchSize: options.fanOutBatchSize ?? 500,
+    retentionIntervalMs: options.retentionIntervalMs ?? 3_600_000,
   };
 }

@@ -57,6 +57,15 @@ export class DeliveryStore {
   }
 
   /**
+   * Claims, outcomes and recoveries commit without waiting for the WAL flush: if the database
+   * crashes and loses one, the delivery and the ledger lose it together (same transaction), and
+   * the delivery is simply attempted again — at least once, charged once.
+   */
+  private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, work, { asyncCommit: true });
+  }
+
+  /**
    * Claims up to `limit` due deliveries of enabled endpoints (oldest due first; rows another worker
    * holds are skipped), reserves a unit of allowance for each real event, and leases them as
    * `sending`. A delivery whose account has no allowance left waits (`waiting_reason: "allowance"`)
@@ -64,7 +73,7 @@ export class DeliveryStore {
    */
   async claim(limit: number, saturated: readonly string[]): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
-    return withTransaction(this.pool, async (client) => {
+    return this.transaction(async (client) => {
       const { rows } = await client.query<ClaimRow>(
         `SELECT d.id, d.subscription_id, d.account_id, d.event_id, d.event_type, d.payload, s.url,
                 s.secret_ciphertext, s.secret_key_id,
@@ -81,22 +90,39 @@ export class DeliveryStore {
         [limit, saturated],
       );
       if (rows.length === 0) return [];
-      const limits = new Map<string, number | null>();
+      // One reservation per account for all its claimed rows when there is room; near the end of
+      // an allowance, one unit at a time until it runs out (the rest wait).
+      const periods = new Map<string, string | null>();
+      const byAccount = new Map<string, ClaimRow[]>();
+      for (const row of rows) {
+        if (row.event_type === EventTypes.WebhookTest) continue;
+        byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), row]);
+      }
+      for (const [accountId, accountRows] of byAccount) {
+        const limit = (await planInForce(pgRunner(client), accountId))?.plan.monthlyLimit;
+        if (limit === undefined) continue;
+        const all = await reserveUsage(pgRunner(client), { accountId, limit, units: accountRows.length });
+        if (all.ok) {
+          for (const row of accountRows) periods.set(row.id, all.reservation.period);
+          continue;
+        }
+        for (const row of accountRows) {
+          const one = await reserveUsage(pgRunner(client), { accountId, limit });
+          if (!one.ok) break;
+          periods.set(row.id, one.reservation.period);
+        }
+      }
       const claimed: ClaimedDelivery[] = [];
       const waiting: string[] = [];
       for (const row of rows) {
         let reservation: Reservation | null = null;
         if (row.event_type !== EventTypes.WebhookTest) {
-          if (!limits.has(row.account_id)) {
-            limits.set(row.account_id, (await planInForce(pgRunner(client), row.account_id))?.plan.monthlyLimit ?? null);
-          }
-          const limit = limits.get(row.account_id);
-          const reserved = limit == null ? null : await reserveUsage(pgRunner(client), { accountId: row.account_id, limit });
-          if (!reserved?.ok) {
+          const period = periods.get(row.id);
+          if (!period) {
             waiting.push(row.id);
             continue;
           }
-          reservation = reserved.reservation;
+          reservation = { accountId: row.account_id, period, units: 1 };
         }
         claimed.push({
           id: row.id,
@@ -139,54 +165,109 @@ export class DeliveryStore {
   }
 
   /**
-   * Records an attempt's outcome — only while this worker still holds the lease. Success commits
-   * the unit held (charged once); failure releases it and schedules the next attempt, or ends the
-   * delivery `failed` after the last one of its budget; a failure on an endpoint paused meanwhile
-   * ends it `canceled`. Returns the delivery's new status, or null when the lease was lost.
+   * Records attempts' outcomes, many in one transaction — only those whose lease this worker still
+   * holds. Success commits the unit held (charged once); failure releases it and schedules the
+   * next attempt, or ends the delivery `failed` after the last one of its budget; a failure on an
+   * endpoint paused meanwhile ends it `canceled`. Endpoint health follows. Returns the ids
+   * recorded (a lost lease means the sweep took the delivery and its unit back).
    */
-  async record(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<string | null> {
-    return withTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<{ status: string }>(
+  async record(results: readonly { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<Set<string>> {
+    if (results.length === 0) return new Set();
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<{ id: string }>(
         `UPDATE webhook_deliveries AS d
-            SET status = CASE WHEN $3 THEN 'succeeded'
+            SET status = CASE WHEN c.ok THEN 'succeeded'
                               WHEN NOT s.enabled THEN 'canceled'
                               WHEN d.attempts + 1 >= d.max_attempts THEN 'failed'
                               ELSE 'pending' END,
-                next_attempt_at = CASE WHEN $3 OR NOT s.enabled OR d.attempts + 1 >= d.max_attempts THEN NULL
-                                       ELSE ${nextAttemptSql('$9', '$10')} END,
+                next_attempt_at = CASE WHEN c.ok OR NOT s.enabled OR d.attempts + 1 >= d.max_attempts THEN NULL
+                                       ELSE ${nextAttemptSql('$8', '$9')} END,
                 attempts = d.attempts + 1,
-                last_attempt_at = now() - make_interval(secs => $8::float8 / 1000),
-                last_response_status = $4, last_error = $5, last_response_excerpt = $6, last_duration_ms = $7,
+                last_attempt_at = now() - make_interval(secs => c.duration / 1000),
+                last_response_status = c.status, last_error = c.error, last_response_excerpt = c.excerpt,
+                last_duration_ms = round(c.duration)::int,
                 lease_token = NULL, lease_expires_at = NULL, reserved_period = NULL, updated_at = now()
-           FROM webhook_subscriptions s
-          WHERE d.id = $1 AND d.lease_token = $2 AND s.id = d.subscription_id
-          RETURNING d.status`,
+           FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::float8[])
+                  AS c(id, token, ok, status, error, excerpt, duration),
+                webhook_subscriptions s
+          WHERE d.id = c.id AND d.lease_token = c.token AND s.id = d.subscription_id
+          RETURNING d.id`,
         [
-          delivery.id,
-          delivery.leaseToken,
-          outcome.succeeded,
-          outcome.status,
-          outcome.error,
-          outcome.excerpt,
-          Math.round(outcome.durationMs),
-          outcome.durationMs,
+          results.map((r) => r.delivery.id),
+          results.map((r) => r.delivery.leaseToken),
+          results.map((r) => r.outcome.succeeded),
+          results.map((r) => r.outcome.status),
+          results.map((r) => r.outcome.error),
+          results.map((r) => r.outcome.excerpt),
+          results.map((r) => r.outcome.durationMs),
           this.delays,
           this.options.retryJitter,
         ],
       );
-      const status = rows[0]?.status ?? null;
-      if (status === null) return null; // the lease expired and the sweep took the delivery (and its unit) back
-      if (delivery.reservation) {
-        if (outcome.succeeded) await commitUsage(pgRunner(client), delivery.reservation);
-        else await releaseUsage(pgRunner(client), delivery.reservation);
+      const recorded = new Set(rows.map((row) => row.id));
+      const mine = results.filter((r) => recorded.has(r.delivery.id));
+
+      // The units held: committed for successes, released for failures, per account and period
+      // (in a fixed order, so concurrent batches take the ledger rows in the same order).
+      const units = new Map<string, { reservation: Reservation; commit: number; release: number }>();
+      for (const { delivery, outcome } of mine) {
+        if (!delivery.reservation) continue;
+        const key = `${delivery.reservation.accountId}|${delivery.reservation.period}`;
+        const entry = units.get(key) ?? { reservation: delivery.reservation, commit: 0, release: 0 };
+        if (outcome.succeeded) entry.commit += 1;
+        else entry.release += 1;
+        units.set(key, entry);
       }
-      await client.query(
-        outcome.succeeded
-          ? `UPDATE webhook_subscriptions SET consecutive_failures = 0, last_success_at = now() WHERE id = $1`
-          : `UPDATE webhook_subscriptions SET consecutive_failures = consecutive_failures + 1, last_failure_at = now() WHERE id = $1`,
-        [delivery.subscriptionId],
+      for (const [, { reservation, commit, release }] of [...units].sort(([a], [b]) => a.localeCompare(b))) {
+        if (commit > 0) await commitUsage(pgRunner(client), { ...reservation, units: commit });
+        if (release > 0) await releaseUsage(pgRunner(client), { ...reservation, units: release });
+      }
+
+      // Endpoint health: failures since the last success, and when each last happened.
+      const health = new Map<string, { succeeded: number; failed: number; tail: number }>();
+      for (const { delivery, outcome } of mine) {
+        const h = health.get(delivery.subscriptionId) ?? { succeeded: 0, failed: 0, tail: 0 };
+        if (outcome.succeeded) {
+          h.succeeded += 1;
+          h.tail = 0;
+        } else {
+          h.failed += 1;
+          h.tail += 1;
+        }
+        health.set(delivery.subscriptionId, h);
+      }
+      const ids = [...health.keys()].sort();
+      if (ids.length > 0) {
+        await client.query(
+          `UPDATE webhook_subscriptions AS s
+              SET consecutive_failures = CASE WHEN h.succeeded > 0 THEN h.tail ELSE s.consecutive_failures + h.failed END,
+                  last_success_at = CASE WHEN h.succeeded > 0 THEN now() ELSE s.last_success_at END,
+                  last_failure_at = CASE WHEN h.failed > 0 THEN now() ELSE s.last_failure_at END
+             FROM (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int[]) AS x(id, succeeded, failed, tail) ORDER BY id) AS h
+            WHERE s.id = h.id`,
+          [ids, ids.map((id) => health.get(id)!.succeeded), ids.map((id) => health.get(id)!.failed), ids.map((id) => health.get(id)!.tail)],
+        );
+      }
+      return recorded;
+    });
+  }
+
+  /** Claimed deliveries never sent (a stop): back to the schedule as they were, their units released. */
+  async unclaim(deliveries: readonly ClaimedDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    await this.transaction(async (client) => {
+      const { rows } = await client.query<{ id: string }>(
+        `UPDATE webhook_deliveries AS d
+            SET status = 'pending', lease_token = NULL, lease_expires_at = NULL, reserved_period = NULL, updated_at = now()
+           FROM unnest($1::uuid[], $2::uuid[]) AS c(id, token)
+          WHERE d.id = c.id AND d.lease_token = c.token
+          RETURNING d.id`,
+        [deliveries.map((d) => d.id), deliveries.map((d) => d.leaseToken)],
       );
-      return status;
+      const back = new Set(rows.map((row) => row.id));
+      for (const delivery of deliveries) {
+        if (back.has(delivery.id) && delivery.reservation) await releaseUsage(pgRunner(client), delivery.reservation);
+      }
     });
   }
 
@@ -195,7 +276,7 @@ export class DeliveryStore {
    * (`interrupted`) and scheduled like one, their unit of allowance released.
    */
   async recoverExpired(): Promise<number> {
-    return withTransaction(this.pool, async (client) => {
+    return this.transaction(async (client) => {
       const { rows } = await client.query<{ account_id: string; reserved_period: string | null }>(
         `WITH expired AS (
            SELECT id, account_id, reserved_period FROM webhook_deliveries

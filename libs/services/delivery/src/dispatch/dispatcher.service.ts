@@ -1,25 +1,39 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { errorMessage } from '@cars/contracts';
 import { SecretCipher, webhookHeaders } from '@cars/signing';
-import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
+import { DELIVERY_OPTIONS, PREFETCH_FACTOR, ResolvedDeliveryOptions } from '../config/delivery.options';
 import { AttemptOutcome } from './attempt-outcome';
 import { ClaimedDelivery, DeliveryStore } from './delivery-store';
 import { Sender } from './sender';
 
+/** Outcomes recorded per transaction, at most. */
+const RECORD_BATCH = 500;
+
+interface Endpoint {
+  queue: ClaimedDelivery[];
+  active: number;
+}
+
 /**
- * Claims due deliveries and sends them, up to `concurrency` attempts in flight per process and
- * `perEndpointConcurrency` per endpoint (one slow receiver cannot starve the others). Woken by
- * new deliveries, retries and finished attempts; the sweep wakes it too.
+ * Claims due deliveries and sends them. At most `concurrency` attempts in flight per process and
+ * `perEndpointConcurrency` per endpoint, so one slow receiver cannot starve the others; claims run
+ * ahead by a few rounds per endpoint (`PREFETCH_FACTOR`), queued here under their lease, so the
+ * database is asked once per batch rather than once per attempt. Woken by new deliveries,
+ * retries and finished attempts; the sweep wakes it too.
  */
 @Injectable()
 export class Dispatcher {
   private readonly logger = new Logger('Dispatcher');
   private readonly cipher: SecretCipher;
-  private readonly inFlight = new Map<string, number>();
+  private readonly endpoints = new Map<string, Endpoint>();
   private readonly attempts = new Set<Promise<void>>();
+  private held = 0;
+  private active = 0;
   private pumping: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  private unrecorded: { result: { delivery: ClaimedDelivery; outcome: AttemptOutcome }; resolve: () => void }[] = [];
+  private recording: Promise<void> | null = null;
 
   constructor(
     private readonly store: DeliveryStore,
@@ -30,11 +44,16 @@ export class Dispatcher {
   }
 
   get activeAttempts(): number {
-    return this.attempts.size;
+    return this.active;
   }
 
-  wake(): void {
+  /**
+   * New work may be due (a notification, the sweep), or — `afterAttempt` — a slot was freed: then
+   * the claim waits until the queues run half empty, so claims come in batches.
+   */
+  wake(afterAttempt = false): void {
     if (this.stopped) return;
+    if (afterAttempt && !this.runningLow()) return;
     if (this.pumping) {
       this.again = true;
       return;
@@ -42,20 +61,37 @@ export class Dispatcher {
     this.pumping = this.pump().finally(() => (this.pumping = null));
   }
 
-  /** Stops claiming and waits for the attempts in flight to be recorded. */
+  /**
+   * Stops claiming, hands the claimed-but-unsent deliveries back (no attempt counted, units
+   * released) and waits for the attempts in flight to be recorded.
+   */
   async drain(): Promise<void> {
     this.stopped = true;
     await this.pumping;
+    const unsent = [...this.endpoints.values()].flatMap((endpoint) => endpoint.queue.splice(0));
+    this.held -= unsent.length;
+    await this.store.unclaim(unsent).catch((error: unknown) => {
+      this.logger.warn(`handing back ${unsent.length} claimed deliveries failed; their leases expire: ${errorMessage(error)}`);
+    });
     await Promise.all([...this.attempts]);
+    await this.recording;
+  }
+
+  private runningLow(): boolean {
+    if (this.held <= (this.options.concurrency * PREFETCH_FACTOR) / 2) return true;
+    const half = (this.options.perEndpointConcurrency * PREFETCH_FACTOR) / 2;
+    for (const endpoint of this.endpoints.values()) if (endpoint.queue.length + endpoint.active <= half) return true;
+    return false;
   }
 
   private async pump(): Promise<void> {
     do {
       this.again = false;
       for (;;) {
-        const room = this.options.concurrency - this.attempts.size;
+        const perEndpoint = this.options.perEndpointConcurrency * PREFETCH_FACTOR;
+        const room = this.options.concurrency * PREFETCH_FACTOR - this.held;
         if (room <= 0 || this.stopped) break;
-        const saturated = [...this.inFlight].filter(([, n]) => n >= this.options.perEndpointConcurrency).map(([id]) => id);
+        const saturated = [...this.endpoints].filter(([, e]) => e.queue.length + e.active >= perEndpoint).map(([id]) => id);
         let claimed: ClaimedDelivery[];
         try {
           claimed = await this.store.claim(room, saturated);
@@ -63,41 +99,89 @@ export class Dispatcher {
           this.logger.warn(`claiming deliveries failed, retried at the next wake-up: ${errorMessage(error)}`);
           return;
         }
-        for (const delivery of claimed) this.start(delivery);
+        for (const delivery of claimed) this.enqueue(delivery);
         if (claimed.length < room) break;
       }
     } while (this.again && !this.stopped);
   }
 
-  private start(delivery: ClaimedDelivery): void {
-    this.inFlight.set(delivery.subscriptionId, (this.inFlight.get(delivery.subscriptionId) ?? 0) + 1);
-    const attempt = this.attempt(delivery).finally(() => {
-      const left = (this.inFlight.get(delivery.subscriptionId) ?? 1) - 1;
-      if (left <= 0) this.inFlight.delete(delivery.subscriptionId);
-      else this.inFlight.set(delivery.subscriptionId, left);
-      this.attempts.delete(attempt);
-      this.wake();
-    });
-    this.attempts.add(attempt);
+  private enqueue(delivery: ClaimedDelivery): void {
+    let endpoint = this.endpoints.get(delivery.subscriptionId);
+    if (!endpoint) {
+      endpoint = { queue: [], active: 0 };
+      this.endpoints.set(delivery.subscriptionId, endpoint);
+    }
+    endpoint.queue.push(delivery);
+    this.held += 1;
+    this.drive(delivery.subscriptionId, endpoint);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    let outcome: AttemptOutcome;
+  /** Starts what the endpoint's and the process's caps allow. */
+  private drive(id: string, endpoint: Endpoint): void {
+    while (endpoint.queue.length > 0 && endpoint.active < this.options.perEndpointConcurrency && this.active < this.options.concurrency) {
+      const delivery = endpoint.queue.shift()!;
+      endpoint.active += 1;
+      this.active += 1;
+      // The slot is free once the receiver has answered; the outcome is recorded with the next batch.
+      const attempt = this.attempt(delivery).then((outcome) => {
+        endpoint.active -= 1;
+        this.active -= 1;
+        this.held -= 1;
+        if (endpoint.active === 0 && endpoint.queue.length === 0) this.endpoints.delete(id);
+        // This endpoint first, then any other waiting on the process cap.
+        this.drive(id, endpoint);
+        for (const [otherId, other] of this.endpoints) if (other.queue.length > 0) this.drive(otherId, other);
+        this.wake(true);
+        return outcome ? this.recordSoon({ delivery, outcome }) : undefined;
+      }).catch((error: unknown) => this.logger.error(`delivery ${delivery.id}: ${errorMessage(error)}`));
+      this.attempts.add(attempt);
+      void attempt.finally(() => this.attempts.delete(attempt));
+    }
+  }
+
+  /** Signs and sends one attempt; null when it could not be signed. */
+  private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome | null> {
     try {
       const secrets = [this.cipher.decrypt(delivery.secret.ciphertext, delivery.secret.keyId)];
       if (delivery.previousSecret) secrets.push(this.cipher.decrypt(delivery.previousSecret.ciphertext, delivery.previousSecret.keyId));
       const headers = webhookHeaders({ msgId: delivery.eventId, timestamp: new Date(), body: delivery.payload, secrets });
-      outcome = await this.sender.send(delivery.url, { ...headers }, delivery.payload);
+      return await this.sender.send(delivery.url, { ...headers }, delivery.payload);
     } catch (error) {
       // Signing failed (a master key missing from WEBHOOK_SECRET_KEY): the lease runs out and the
       // sweep counts the attempt as interrupted, with the unit released — nothing is lost.
       this.logger.error(`delivery ${delivery.id} could not be signed: ${errorMessage(error)}`);
-      return;
+      return null;
     }
-    try {
-      await this.store.record(delivery, outcome);
-    } catch (error) {
-      this.logger.warn(`recording delivery ${delivery.id} failed; its lease expiry retries it: ${errorMessage(error)}`);
-    }
+  }
+
+  /**
+   * Outcomes are recorded in batches: one transaction at a time per process, taking everything
+   * that finished meanwhile (one commit, one ledger update per account, one health update per
+   * endpoint for many attempts). An attempt counts as done once its batch has committed.
+   */
+  private recordSoon(result: { delivery: ClaimedDelivery; outcome: AttemptOutcome }): Promise<void> {
+    return new Promise((resolve) => {
+      this.unrecorded.push({ result, resolve });
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    if (this.recording) return;
+    this.recording = (async () => {
+      while (this.unrecorded.length > 0) {
+        const batch = this.unrecorded.splice(0, RECORD_BATCH);
+        try {
+          await this.store.record(batch.map((entry) => entry.result));
+        } catch (error) {
+          // Still `sending` with their leases: the sweep counts them as interrupted and retries them.
+          this.logger.warn(`recording ${batch.length} attempt(s) failed; their lease expiry retries them: ${errorMessage(error)}`);
+        }
+        for (const entry of batch) entry.resolve();
+      }
+    })().finally(() => {
+      this.recording = null;
+      if (this.unrecorded.length > 0) this.flush();
+    });
   }
 }

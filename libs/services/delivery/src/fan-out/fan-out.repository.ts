@@ -6,7 +6,8 @@ import { Pool } from 'pg';
  * Fan-out (DESIGN §6.4), from the events table — the outbox is the truth, RabbitMQ only wakes us:
  * a batch of events not fanned out yet (rows other workers hold are skipped) is matched against
  * the enabled subscriptions, one delivery per (event, subscription) is inserted — idempotent on
- * the pair — and the events are marked, all in one transaction.
+ * the pair — and the events are marked, all in one transaction (committed without waiting for the
+ * WAL flush: lost in a database crash, it is simply done again).
  *
  * A subscription matches when it selected the event's type, its activation boundary is at or
  * before the event's observation time (both from the database clock), and every filter it has
@@ -42,6 +43,6 @@ export class FanOutRepository {
         [batchSize],
       );
       return rows[0];
-    });
+    }, { asyncCommit: true });
   }
 }

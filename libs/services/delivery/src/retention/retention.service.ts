@@ -1,0 +1,73 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { errorMessage } from '@cars/contracts';
+import { PG_POOL } from '@cars/persistence';
+import { Pool } from 'pg';
+import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
+
+/** SPEC Limits: terminal payloads and delivery history are eligible for cleanup after 30 days. */
+export const RETENTION_DAYS = 30;
+const BATCH = 5_000;
+
+/**
+ * Removes, in batches (short transactions, no long locks), deliveries that ended (`succeeded`,
+ * `failed`, `canceled`) more than 30 days ago and events older than 30 days that are published
+ * and fanned out with no delivery left that needs their payload. `bid_identities` stay: a bid
+ * seen again after cleanup is recognised and never fires a second `bid.created`.
+ */
+@Injectable()
+export class RetentionService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Retention');
+  private timer?: NodeJS.Timeout;
+  private running: Promise<unknown> | null = null;
+
+  constructor(
+    @Inject(PG_POOL) private readonly pool: Pool,
+    @Inject(DELIVERY_OPTIONS) private readonly options: ResolvedDeliveryOptions,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.run()
+        .catch((error: unknown) => this.logger.warn(`retention pass failed, retried later: ${errorMessage(error)}`))
+        .finally(() => (this.running = null));
+    }, this.options.retentionIntervalMs);
+    this.timer.unref();
+  }
+
+  /** One pass; returns what it removed. */
+  async run(days = RETENTION_DAYS): Promise<{ deliveries: number; events: number }> {
+    let deliveries = 0;
+    for (;;) {
+      const { rowCount } = await this.pool.query(
+        `DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries
+            WHERE status IN ('succeeded', 'failed', 'canceled') AND updated_at < now() - make_interval(days => $1)
+            LIMIT $2)`,
+        [days, BATCH],
+      );
+      deliveries += rowCount ?? 0;
+      if ((rowCount ?? 0) < BATCH) break;
+    }
+    let events = 0;
+    for (;;) {
+      const { rowCount } = await this.pool.query(
+        `DELETE FROM events WHERE seq IN (
+           SELECT e.seq FROM events e
+            WHERE e.created_at < now() - make_interval(days => $1)
+              AND e.published_at IS NOT NULL AND e.fanned_out_at IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+            ORDER BY e.seq LIMIT $2)`,
+        [days, BATCH],
+      );
+      events += rowCount ?? 0;
+      if ((rowCount ?? 0) < BATCH) break;
+    }
+    if (deliveries + events > 0) this.logger.log(`removed ${deliveries} deliveries and ${events} events older than ${days} days`);
+    return { deliveries, events };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
+}
