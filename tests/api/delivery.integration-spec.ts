@@ -2,9 +2,10 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { INestApplicationContext } from '@nestjs/common';
 import { getUsage, setPlan } from '@cars/accounts';
-import { buildEventEnvelope, EventType, Queues } from '@cars/contracts';
+import { buildEventEnvelope, EventType, Observation, Queues } from '@cars/contracts';
 import { DatabaseModule } from '@cars/persistence';
-import { DeliveryModule } from '@cars/service-delivery';
+import { DeliveryModule, RetentionService } from '@cars/service-delivery';
+import { NormalizationService, ObservationProcessor } from '@cars/service-change-detector';
 import { verifyWebhook } from '@cars/signing';
 import { openTestDataSource, useIsolatedQueryEnvironment } from '@cars/testing';
 import { DataSource } from 'typeorm';
@@ -228,8 +229,9 @@ describe('delivery worker', () => {
     expect(bodies.size).toBe(1);
     const usage = await getUsage(db, account.accountId);
     expect({ used: usage.used - before.used, reserved: usage.reserved }).toEqual({ used: 0, reserved: 0 });
-    const [sub] = await db.query(`SELECT consecutive_failures FROM webhook_subscriptions WHERE id = $1`, [hook.id.slice(4)]);
-    expect(sub.consecutive_failures).toBe(6);
+    const health = (await api.get(account.apiKey, `/webhooks/${hook.id}`)).body.data.health;
+    expect(health).toMatchObject({ consecutive_failures: 6, last_success_at: null, pending_deliveries: 0, oldest_pending_at: null });
+    expect(Date.parse(health.last_failure_at)).toBeGreaterThan(times[5] - 5000);
   });
 
   it('succeeds on a later attempt and charges once', async () => {
@@ -378,5 +380,83 @@ describe('delivery worker', () => {
     const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1`, [eventId]);
     expect(n).toBe(1);
     expect(receivedFor(receiver, eventId, hook)).toHaveLength(1);
+  });
+
+  it('recovers failed deliveries of a window after an outage, with a new budget', async () => {
+    const account = await createTestAccount(db, { plan: '10k' });
+    const hook = await subscribe(account, {});
+    let up = false;
+    receiver.answer = (req) => (req.path === hook.path && !up ? { status: 503 } : { status: 200 });
+    const events = [await emit('auction.ended'), await emit('auction.ended')];
+    for (const eventId of events) expect((await finished(eventId, hook.id)).status).toBe('failed');
+    const old = await emit('auction.ended');
+    await finished(old, hook.id);
+    await db.query(`UPDATE webhook_deliveries SET created_at = now() - interval '20 days' WHERE event_id = $1`, [old]);
+    const [{ now }] = await db.query(`SELECT now() AS now`);
+    const since = new Date(new Date(now).getTime() - 3_600_000).toISOString();
+    expect((await api.post(account.apiKey, `/webhooks/${hook.id}/recover`, { since, until: new Date(Date.now() + 86_400_000 * 20).toISOString() })).status).toBe(400);
+    up = true;
+    const res = await api.post(account.apiKey, `/webhooks/${hook.id}/recover`, { since });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ data: { recovered: 2 } });
+    for (const eventId of events) expect(await finished(eventId, hook.id)).toMatchObject({ status: 'succeeded', attempts: 7, max_attempts: 12 });
+    expect((await deliveryOf(old, hook.id)).status).toBe('failed');
+    await api.patch(account.apiKey, `/webhooks/${hook.id}`, { enabled: false });
+    expect((await api.post(account.apiKey, `/webhooks/${hook.id}/recover`, { since })).status).toBe(409);
+  });
+
+  it.each([
+    ['fails', 500, 'canceled', 0],
+    ['succeeds', 200, 'succeeded', 1],
+  ] as const)('pausing while an attempt is in flight: when it %s it is %s', async (_what, status, expected, charged) => {
+    const account = await createTestAccount(db, { plan: '10k' });
+    const hook = await subscribe(account, {});
+    receiver.answer = (req) => (req.path === hook.path ? { status, delayMs: 500 } : { status: 200 });
+    const before = await getUsage(db, account.accountId);
+    const eventId = await emit('auction.ended');
+    await waitFor('the attempt in flight', async () => (await deliveryOf(eventId, hook.id))?.status === 'sending');
+    expect((await api.patch(account.apiKey, `/webhooks/${hook.id}`, { enabled: false })).status).toBe(200);
+    expect(await finished(eventId, hook.id)).toMatchObject({ status: expected, attempts: 1 });
+    expect((await getUsage(db, account.accountId)).used - before.used).toBe(charged);
+  });
+
+  it('removes terminal deliveries and events older than 30 days, and a bid seen again after cleanup fires nothing', async () => {
+    await new NormalizationService(db).loadReference();
+    const processor = new ObservationProcessor(db);
+    const observation = {
+      source: 'bringatrailer',
+      source_auction_id: `retention-${Date.now()}`,
+      observed_at: new Date().toISOString(),
+      auction: {
+        url: 'https://bringatrailer.com/listing/retention', title: '1967 Porsche 911S', status: 'active', price: 100000,
+        currency: 'USD', year: 1967, make: 'Porsche', model: '911S', auction_end_at: '2026-12-01T19:00:00',
+        auction_end_date: '2026-12-01', bid_count: 1, sale_type: 'auction', price_type: 'bid',
+      },
+      bids: [{ source_bid_id: 'ret-1', bidder_name: 'x', amount: 100000, currency: 'USD', bid_at: '2026-11-20T10:00:00' }],
+    } as unknown as Observation;
+    await processor.process(observation);
+    const bidEvents = async () =>
+      (await db.query(`SELECT count(*)::int AS n FROM events WHERE type = 'bid.created' AND payload::text LIKE $1`, [`%"auction_id":%`]))[0].n;
+    const [bidEvent] = await db.query(`SELECT id FROM events WHERE type = 'bid.created' ORDER BY seq DESC LIMIT 1`);
+    const account = await createTestAccount(db, { plan: '10k' });
+    const hook = await subscribe(account, {});
+    const recent = await emit('auction.ended');
+    await finished(recent, hook.id);
+    const oldDelivery = await emit('auction.ended');
+    await finished(oldDelivery, hook.id);
+    await db.query(`UPDATE webhook_deliveries SET updated_at = now() - interval '31 days' WHERE event_id = $1`, [oldDelivery]);
+    await db.query(`UPDATE events SET created_at = now() - interval '31 days', published_at = now() WHERE id = ANY($1)`, [[oldDelivery, bidEvent.id]]);
+    const before = await bidEvents();
+
+    const removed = await worker.get(RetentionService).run();
+    expect(removed.deliveries).toBeGreaterThanOrEqual(1);
+    expect(await deliveryOf(oldDelivery, hook.id)).toBeUndefined();
+    expect(await deliveryOf(recent, hook.id)).toMatchObject({ status: 'succeeded' });
+    expect((await db.query(`SELECT count(*)::int AS n FROM events WHERE id = ANY($1)`, [[oldDelivery, bidEvent.id]]))[0].n).toBe(0);
+    expect((await db.query(`SELECT count(*)::int AS n FROM events WHERE id = $1`, [recent]))[0].n).toBe(1);
+
+    // The same bid observed again after its event was cleaned up: recognised, no second bid.created.
+    await processor.process({ ...observation, observed_at: new Date().toISOString() });
+    expect(await bidEvents()).toBe(before - 1);
   });
 });

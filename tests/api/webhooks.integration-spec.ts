@@ -11,7 +11,8 @@ import { Queues } from '@cars/contracts';
 
 jest.setTimeout(60_000);
 
-const SPEC_FIELDS = ['created_at', 'description', 'enabled', 'event_types', 'filters', 'id', 'updated_at', 'url'];
+/** The SPEC fields, and `health` (additive). */
+const SPEC_FIELDS = ['created_at', 'description', 'enabled', 'event_types', 'filters', 'health', 'id', 'updated_at', 'url'];
 const DELIVERY_FIELDS = [
   'attempts', 'created_at', 'event_id', 'event_type', 'id', 'last_attempt_at', 'last_duration_ms', 'last_error',
   'last_response_excerpt', 'last_response_status', 'max_attempts', 'next_attempt_at', 'payload', 'status', 'updated_at',
@@ -92,6 +93,7 @@ describe('webhook management through the gateway', () => {
         event_types: ['auction.ended', 'bid.created'],
         filters: {},
         enabled: true,
+        health: { consecutive_failures: 0, last_success_at: null, last_failure_at: null, pending_deliveries: 0, oldest_pending_at: null },
       });
       expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
       expect(Buffer.from(res.body.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
@@ -395,8 +397,11 @@ describe('webhook management through the gateway', () => {
       const retrying = await insertDelivery(data.id, account.accountId, { status: 'pending', attempts: 2 });
       const sending = await insertDelivery(data.id, account.accountId, { status: 'sending', attempts: 1 });
       const done = await insertDelivery(data.id, account.accountId, { status: 'succeeded', attempts: 1 });
+      expect((await api.get(account.apiKey, `/webhooks/${data.id}`)).body.data.health).toMatchObject({ pending_deliveries: 3 });
       const res = await api.patch(account.apiKey, `/webhooks/${data.id}`, { enabled: false });
       expect(res.body.data.enabled).toBe(false);
+      // The attempt in flight is still open; the canceled ones are not.
+      expect(res.body.data.health).toMatchObject({ pending_deliveries: 1 });
       const statuses = await db.query(`SELECT id, status FROM webhook_deliveries WHERE subscription_id = $1`, [uuid(data.id)]);
       const statusOf = (id: string) => statuses.find((r: { id: string }) => r.id === uuid(id)).status;
       expect([pending, retrying, sending, done].map(statusOf)).toEqual(['canceled', 'canceled', 'sending', 'succeeded']);

@@ -24,4 +24,5 @@ export const WebhooksPatterns = {
   RotateSecret: 'webhooks.subscriptions.rotate-secret',
   ListDeliveries: 'webhooks.deliveries.list',
   RetryDelivery: 'webhooks.deliveries.retry',
+  Recover: 'webhooks.deliveries.recover',
 } as const;

@@ -17,6 +17,7 @@ const TEMPLATES: [RegExp, string][] = [
   [/^\/webhooks\/[^/]+\/deliveries$/, '/webhooks/{id}/deliveries'],
   [/^\/webhooks\/[^/]+\/secret\/rotate$/, '/webhooks/{id}/secret/rotate'],
   [/^\/webhooks\/[^/]+\/test$/, '/webhooks/{id}/test'],
+  [/^\/webhooks\/[^/]+\/recover$/, '/webhooks/{id}/recover'],
   [/^\/webhooks\/[^/]+$/, '/webhooks/{id}'],
   [/^\/webhooks$/, '/webhooks'],
 ];

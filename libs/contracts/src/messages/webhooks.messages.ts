@@ -30,4 +30,5 @@ export interface WebhooksMessages {
   [WebhooksPatterns.RotateSecret]: { request: WebhookRef; reply: { data: { secret: string } } };
   [WebhooksPatterns.ListDeliveries]: { request: WebhookRef; reply: { data: WebhookDelivery[] } };
   [WebhooksPatterns.RetryDelivery]: { request: WebhookRef & { delivery_id: string }; reply: { data: WebhookDelivery } };
+  [WebhooksPatterns.Recover]: { request: WebhookRef & { body: unknown }; reply: { data: { recovered: number } } };
 }

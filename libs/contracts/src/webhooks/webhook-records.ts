@@ -31,6 +31,18 @@ export interface WebhookSubscription {
   enabled: boolean;
   created_at: string;
   updated_at: string;
+  /** Additive: whether the endpoint is failing or backed up, without reading every delivery. */
+  health: WebhookHealth;
+}
+
+export interface WebhookHealth {
+  /** Failed attempts since the last successful one. */
+  consecutive_failures: number;
+  last_success_at: string | null;
+  last_failure_at: string | null;
+  /** Deliveries `pending` or `sending`. */
+  pending_deliveries: number;
+  oldest_pending_at: string | null;
 }
 
 export const DELIVERY_STATUSES = ['pending', 'sending', 'succeeded', 'failed', 'canceled'] as const;

@@ -13,6 +13,7 @@ import {
   DeliveryWaitingReason,
   WebhookDelivery,
   WebhookFilters,
+  WebhookHealth,
   WebhookSubscription,
 } from './webhook-records';
 
@@ -56,6 +57,23 @@ export class WebhookFiltersDto implements WebhookFilters {
   source?: string;
 }
 
+export class WebhookHealthDto implements WebhookHealth {
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Failed attempts since the last successful one.' })
+  consecutive_failures: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  last_success_at: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  last_failure_at: string | null;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Deliveries `pending` or `sending`.' })
+  pending_deliveries: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the oldest open delivery was created.' })
+  oldest_pending_at: string | null;
+}
+
 export class WebhookSubscriptionDto implements WebhookSubscription {
   @ApiProperty({ type: 'string', pattern: '^whe_[0-9a-f-]{36}$', example: 'whe_3f0c6a0e-7f7e-4b8e-9d7a-2b1c4e5f6a7b' })
   id: string;
@@ -80,6 +98,12 @@ export class WebhookSubscriptionDto implements WebhookSubscription {
 
   @ApiProperty({ type: 'string', format: 'date-time' })
   updated_at: string;
+
+  @ApiProperty({
+    type: WebhookHealthDto,
+    description: 'Additive: whether the endpoint is failing or backed up, without reading every delivery.',
+  })
+  health: WebhookHealthDto;
 }
 
 export class CreateWebhookBodyDto {
@@ -236,4 +260,22 @@ export class WebhookDeliveryResponseDto {
 export class WebhookDeliveryListResponseDto {
   @ApiProperty({ type: [WebhookDeliveryDto], description: 'The 20 most recent, newest first.' })
   data: WebhookDeliveryDto[];
+}
+
+export class RecoverBodyDto {
+  @ApiProperty({ type: 'string', format: 'date-time', description: 'Start of the window (with an offset).', example: '2026-11-20T00:00:00Z' })
+  since: string;
+
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', description: 'End of the window (default now); at most 14 days after `since`.' })
+  until?: string;
+}
+
+export class RecoveredDto {
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Failed deliveries given a new budget of six attempts.' })
+  recovered: number;
+}
+
+export class RecoverResponseDto {
+  @ApiProperty({ type: RecoveredDto })
+  data: RecoveredDto;
 }

@@ -11,6 +11,7 @@ import { ReferenceChangeNotify1764600000000 } from './1764600000000-ReferenceCha
 import { AccountChangeNotify1764650000000 } from './1764650000000-AccountChangeNotify';
 import { IngestOutcomes1764660000000 } from './1764660000000-IngestOutcomes';
 import { DeliveryWorker1764700000000 } from './1764700000000-DeliveryWorker';
+import { DeliveryHealthIndex1764710000000 } from './1764710000000-DeliveryHealthIndex';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   AccountChangeNotify1764650000000,
   IngestOutcomes1764660000000,
   DeliveryWorker1764700000000,
+  DeliveryHealthIndex1764710000000,
 ];

@@ -19,6 +19,8 @@ import {
   CreateWebhookBodyDto,
   ErrorNames,
   ListWebhooksQueryDto,
+  RecoverBodyDto,
+  RecoverResponseDto,
   UpdateWebhookBodyDto,
   WebhookCreatedResponseDto,
   WebhookDeliveryListResponseDto,
@@ -209,6 +211,27 @@ export class WebhooksController {
     return unwrapReply(
       await this.webhooks.send(WebhooksPatterns.RetryDelivery, { account_id: accountOf(principal), id, delivery_id: deliveryId }),
     );
+  }
+
+  @Post(':id/recover')
+  @HttpCode(202)
+  @RequiresPaidPlan('Recovering deliveries', FEATURE)
+  @ApiOperation({
+    summary: 'Recover failed deliveries after an outage',
+    description:
+      'Every `failed` delivery of the webhook created in `[since, until)` (a window of at most 14 days; `until` ' +
+      'defaults to now) is sent again with a new budget of six attempts, with its original event id and payload. ' +
+      'The endpoint must be enabled.',
+  })
+  @ID_PARAM
+  @ApiBody({ type: RecoverBodyDto })
+  @ApiAcceptedResponse({ type: RecoverResponseDto, description: 'How many deliveries were queued again.' })
+  @ApiValidationError()
+  @ApiNeedsPaidPlan()
+  @ApiConflictResponse({ type: ErrorResponseDto, description: 'The endpoint is paused.' })
+  @ApiManagementErrors(NOT_FOUND)
+  async recover(@CurrentPrincipal() principal: ApiPrincipal | undefined, @Param('id') id: string, @Body() body: unknown) {
+    return unwrapReply(await this.webhooks.send(WebhooksPatterns.Recover, { account_id: accountOf(principal), id, body }));
   }
 }
 

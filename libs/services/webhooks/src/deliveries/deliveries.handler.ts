@@ -18,4 +18,9 @@ export class DeliveriesHandler {
   retry(@Payload() request: Request<'RetryDelivery'>) {
     return this.deliveries.retry(request.account_id, request.id, request.delivery_id);
   }
+
+  @MessagePattern(WebhooksPatterns.Recover)
+  recover(@Payload() request: Request<'Recover'>) {
+    return this.deliveries.recover(request.account_id, request.id, request.body);
+  }
 }

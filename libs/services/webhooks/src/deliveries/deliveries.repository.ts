@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DeliveryErrorCode, DeliveryStatus, DeliveryWaitingReason } from '@cars/contracts';
+import { DELIVERY_MAX_ATTEMPTS, DeliveryErrorCode, DeliveryStatus, DeliveryWaitingReason } from '@cars/contracts';
 import { PG_POOL } from '@cars/persistence';
 import { Pool } from 'pg';
 import { Sql } from '../subscriptions/subscriptions.repository';
@@ -82,6 +82,21 @@ export class DeliveriesRepository {
       `UPDATE webhook_deliveries SET status = 'canceled', waiting_reason = NULL, next_attempt_at = NULL, updated_at = now()
         WHERE subscription_id = $1 AND status = 'pending'`,
       [subscriptionId],
+    );
+    return rowCount ?? 0;
+  }
+
+  /**
+   * The recover route: every `failed` delivery of the endpoint created in [since, until) gets a new
+   * budget of six and is due now; the delivery worker is woken at commit. Returns how many.
+   */
+  async recoverFailed(sql: Sql, subscriptionId: string, since: Date, until: Date): Promise<number> {
+    await sql.query(`SELECT pg_notify('delivery_wakeup', 'recover')`);
+    const { rowCount } = await sql.query(
+      `UPDATE webhook_deliveries
+          SET status = 'pending', waiting_reason = NULL, max_attempts = attempts + $4, next_attempt_at = now(), updated_at = now()
+        WHERE subscription_id = $1 AND status = 'failed' AND created_at >= $2 AND created_at < $3`,
+      [subscriptionId, since, until, DELIVERY_MAX_ATTEMPTS],
     );
     return rowCount ?? 0;
   }

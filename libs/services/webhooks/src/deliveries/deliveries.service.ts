@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   conflict,
   DELIVERY_ID_PREFIX,
+  validationError,
   notFound,
   parsePrefixedId,
   rpcError,
@@ -18,6 +19,7 @@ import { noSuchWebhook } from '../subscriptions/subscriptions.service';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
 import { DeliveriesRepository } from './deliveries.repository';
 import { toDelivery } from './delivery.projection';
+import { parseRecoverWindow } from './recover-window';
 import { retryDecision } from './retry-rules';
 
 type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcResponse<(typeof WebhooksPatterns)[P]>>>;
@@ -65,6 +67,25 @@ export class DeliveriesService {
       const decision = retryDecision(delivery);
       if (!decision.ok) return rpcError(409, conflict(`This delivery cannot be retried: ${decision.reason}`));
       return rpcOk({ data: toDelivery(await this.deliveries.requeue(client, deliveryUuid, decision.maxAttempts)) });
+    });
+  }
+
+  /** After an outage: every failed delivery of the window gets a new budget (plan rules as for retry). */
+  async recover(accountId: string, id: string, body: unknown): Reply<'Recover'> {
+    const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
+    if (!uuid) return noSuchWebhook(id);
+    return withTransaction(this.pool, async (client) => {
+      const gate = await this.gate.lock(client, accountId, Features.Recover);
+      if (!gate.ok) return gate.reply;
+      const subscription = await this.subscriptions.find(client, accountId, uuid, { lock: true });
+      if (!subscription) return noSuchWebhook(id);
+      const [{ now }] = (await client.query<{ now: Date }>('SELECT now() AS now')).rows;
+      const window = parseRecoverWindow(body, now);
+      if (!window.ok) return rpcError(400, validationError(window.details));
+      if (!subscription.enabled) {
+        return rpcError(409, conflict('The webhook is paused; resume it (PATCH enabled: true) before recovering its deliveries'));
+      }
+      return rpcOk({ data: { recovered: await this.deliveries.recoverFailed(client, uuid, window.since, window.until) } });
     });
   }
 }

@@ -13,6 +13,7 @@ export const Features = {
   Rotate: 'Rotating webhook secrets',
   Test: 'Sending test events',
   Retry: 'Retrying deliveries',
+  Recover: 'Recovering deliveries',
 } as const;
 
 export type Gate = { ok: true; plan: Plan } | { ok: false; reply: RpcReply<never> };

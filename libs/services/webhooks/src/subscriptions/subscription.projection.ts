@@ -1,7 +1,7 @@
 import { WEBHOOK_ID_PREFIX, WebhookSubscription } from '@cars/contracts';
 import { SubscriptionRow } from './subscriptions.repository';
 
-/** The public record of a row: SPEC fields only — never a secret, the account or the boundary. */
+/** The public record of a row: the SPEC fields and `health` — never a secret, the account or the boundary. */
 export function toSubscription(row: SubscriptionRow): WebhookSubscription {
   return {
     id: `${WEBHOOK_ID_PREFIX}${row.id}`,
@@ -12,5 +12,12 @@ export function toSubscription(row: SubscriptionRow): WebhookSubscription {
     enabled: row.enabled,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+    health: {
+      consecutive_failures: row.consecutive_failures,
+      last_success_at: row.last_success_at?.toISOString() ?? null,
+      last_failure_at: row.last_failure_at?.toISOString() ?? null,
+      pending_deliveries: row.pending_deliveries,
+      oldest_pending_at: row.oldest_pending_at?.toISOString() ?? null,
+    },
   };
 }

@@ -19,9 +19,20 @@ export interface SubscriptionRow {
   active_since: Date;
   created_at: Date;
   updated_at: Date;
+  consecutive_failures: number;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  pending_deliveries: number;
+  oldest_pending_at: Date | null;
 }
 
-const COLUMNS = `id, account_id, url, description, event_types, filters, enabled, active_since, created_at, updated_at`;
+/** The row and its health: open deliveries counted through `webhook_deliveries_open_idx`. */
+const COLUMNS = `id, account_id, url, description, event_types, filters, enabled, active_since, created_at, updated_at,
+  consecutive_failures, last_success_at, last_failure_at,
+  (SELECT count(*)::int FROM webhook_deliveries d
+    WHERE d.subscription_id = webhook_subscriptions.id AND d.status IN ('pending', 'sending')) AS pending_deliveries,
+  (SELECT min(d.created_at) FROM webhook_deliveries d
+    WHERE d.subscription_id = webhook_subscriptions.id AND d.status IN ('pending', 'sending')) AS oldest_pending_at`;
 
 export interface SubscriptionFields {
   url: string;

@@ -134,8 +134,8 @@ export class SubscriptionsService {
       }
       // A resumed endpoint skips what was observed while it was paused: a new boundary, as for a new URL.
       const newBoundary = resuming || changesActivation(before, after);
-      const updated = await this.subscriptions.update(client, uuid, { ...after, enabled: enabled ?? row.enabled }, newBoundary);
       if (pausing) await this.deliveries.cancelPending(client, uuid);
+      const updated = await this.subscriptions.update(client, uuid, { ...after, enabled: enabled ?? row.enabled }, newBoundary);
       return rpcOk({ data: toSubscription(updated) });
     });
   }
