@@ -67,7 +67,7 @@ describe('delivery worker', () => {
   /** An event as the change-detector writes it: envelope, routing context, the database clock. */
   const emit = async (
     type: EventType,
-    routing: { make?: string | null; source?: string | null; auction_id?: string | null } = {},
+    routing: { make?: string | null; source?: string | null; auction_id?: string | null; listed_make?: string | null } = {},
   ): Promise<string> => {
     const [{ now }] = await db.query(`SELECT now() AS now`);
     const data =
@@ -76,8 +76,12 @@ describe('delivery worker', () => {
         : { auction: { id: routing.auction_id ?? '1', source: routing.source ?? 'bringatrailer', make: routing.make ?? 'Porsche' }, changes: {} };
     const envelope = buildEventEnvelope(type, data as never, now);
     await db.query(
-      `INSERT INTO events (id, type, api_version, created_at, payload, auction_id, make, source) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [envelope.id, type, envelope.api_version, now, JSON.stringify(envelope), routing.auction_id ?? null, routing.make ?? null, routing.source ?? null],
+      `INSERT INTO events (id, type, api_version, created_at, payload, auction_id, make, source, listed_make)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [
+        envelope.id, type, envelope.api_version, now, JSON.stringify(envelope), routing.auction_id ?? null,
+        routing.make === undefined ? 'Porsche' : routing.make, routing.source ?? null, routing.listed_make ?? null,
+      ],
     );
     return envelope.id;
   };
@@ -458,5 +462,46 @@ describe('delivery worker', () => {
     // The same bid observed again after its event was cleaned up: recognised, no second bid.created.
     await processor.process({ ...observation, observed_at: new Date().toISOString() });
     expect(await bidEvents()).toBe(before - 1);
+  });
+
+  it('waits for make maintenance only where a make filter meets an unknown make, then delivers or drops', async () => {
+    await new NormalizationService(db).loadReference();
+    const account = await createTestAccount(db, { plan: '10k' });
+    const porsche = await subscribe(account, { filters: { make: 'porsche' } });
+    const ferrari = await subscribe(account, { filters: { make: 'Ferrari' } });
+    const any = await subscribe(account, {});
+    const misspelt = await emit('auction.ended', { make: null, listed_make: '  PORSCHHE   TYPO ' });
+    const nonsense = await emit('auction.ended', { make: null, listed_make: 'Zzzcar Replica Co' });
+    // Without a make filter nothing waits.
+    await finished(misspelt, any.id);
+    await finished(nonsense, any.id);
+    for (const eventId of [misspelt, nonsense]) {
+      for (const hook of [porsche, ferrari]) {
+        expect(await deliveryOf(eventId, hook.id)).toMatchObject({ status: 'pending', waiting_reason: 'make', attempts: 0 });
+      }
+    }
+    // makes:alias resolves the spelling: the Porsche endpoint gets it, the Ferrari one never does.
+    await db.query(`INSERT INTO make_aliases (alias, make_id) SELECT 'porschhe typo', id FROM makes WHERE name = 'Porsche'`);
+    expect(await finished(misspelt, porsche.id)).toMatchObject({ status: 'succeeded', waiting_reason: null });
+    await waitFor('the Ferrari delivery dropped', async () => (await deliveryOf(misspelt, ferrari.id)) === undefined);
+    // makes:exclude confirms it is no make: dropped everywhere it waited.
+    await db.query(`INSERT INTO make_aliases (alias, make_id, excluded) VALUES ('zzzcar replica co', NULL, true)`);
+    await waitFor('the exclusion', async () => (await deliveryOf(nonsense, porsche.id)) === undefined && (await deliveryOf(nonsense, ferrari.id)) === undefined);
+    expect(receivedFor(receiver, misspelt, ferrari)).toHaveLength(0);
+
+    // The change-detector keeps the listed spelling beside an unknown canonical make.
+    await new ObservationProcessor(db).process({
+      source: 'bringatrailer',
+      source_auction_id: `mystery-${Date.now()}`,
+      observed_at: new Date().toISOString(),
+      auction: {
+        url: 'https://bringatrailer.com/listing/mystery', title: '1960 Mystery Roadster', status: 'active', price: 5000,
+        currency: 'USD', year: 1960, make: 'Mystery Motor Works', model: 'Roadster', auction_end_at: '2026-12-01T19:00:00',
+        auction_end_date: '2026-12-01', bid_count: 0, sale_type: 'auction', price_type: 'bid',
+      },
+      bids: [],
+    } as unknown as Observation);
+    const [created] = await db.query(`SELECT make, listed_make FROM events WHERE type = 'auction.created' ORDER BY seq DESC LIMIT 1`);
+    expect(created).toEqual({ make: null, listed_make: 'Mystery Motor Works' });
   });
 });

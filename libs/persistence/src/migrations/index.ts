@@ -12,6 +12,7 @@ import { AccountChangeNotify1764650000000 } from './1764650000000-AccountChangeN
 import { IngestOutcomes1764660000000 } from './1764660000000-IngestOutcomes';
 import { DeliveryWorker1764700000000 } from './1764700000000-DeliveryWorker';
 import { DeliveryHealthIndex1764710000000 } from './1764710000000-DeliveryHealthIndex';
+import { EventListedMake1764720000000 } from './1764720000000-EventListedMake';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   IngestOutcomes1764660000000,
   DeliveryWorker1764700000000,
   DeliveryHealthIndex1764710000000,
+  EventListedMake1764720000000,
 ];

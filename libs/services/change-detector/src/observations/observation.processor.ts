@@ -351,6 +351,8 @@ export class ObservationProcessor {
       auctionId: string;
       eligible: boolean;
       make: string | null;
+      /** The listed make while the canonical one is unknown. */
+      listedMake: string | null;
       source: string;
     }
     const parents = new Map<string, Parent>();
@@ -361,25 +363,28 @@ export class ObservationProcessor {
       const events: OutboxInsert[] = [];
       let eligible: boolean;
       let make: string | null;
+      let listedMake: string | null;
       if (plan.final) {
         const row = plan.final.row!;
         eligible = isEligible(row, plan.final.excluded);
         make = row.ocd_make_name;
+        listedMake = make === null ? row.listing_make : null;
         const after: EventAuction = eventAuction(auctionId, row);
         const decision = decideAuctionEvent(plan.before ? meaningfulState(plan.before) : null, meaningfulState(after));
         if (plan.before === undefined) result.auctionsCreated += 1;
         else if (decision) result.auctionsUpdated += 1;
         if (decision && eligible) {
           const envelope = buildEventEnvelope(decision.type, { auction: after, changes: decision.changes }, now);
-          events.push(this.outboxRow(envelope, { auctionId, make, source: row.source }));
+          events.push(this.outboxRow(envelope, { auctionId, make, listedMake, source: row.source }));
         }
       } else {
         const before = plan.before!;
         const names = reference.normalizer.normalize(before.make, before.model);
         eligible = isEligible(before, names.excluded);
         make = before.ocd_make_name;
+        listedMake = make === null ? before.make : null;
       }
-      parents.set(plan.group.key, { auctionId, eligible, make, source: plan.group.source });
+      parents.set(plan.group.key, { auctionId, eligible, make, listedMake, source: plan.group.source });
       eventsByGroup.set(plan.group.key, events);
       const unique = new Map<string, BidRow>();
       for (const item of plan.items) for (const bid of item.bids) unique.set(bid.source_bid_id, bid);
@@ -422,7 +427,7 @@ export class ObservationProcessor {
 
   private outboxRow(
     envelope: { id: string; type: string; api_version: string; created_at: string },
-    routing: { auctionId: string; make: string | null; source: string },
+    routing: { auctionId: string; make: string | null; listedMake: string | null; source: string },
   ): OutboxInsert {
     return {
       id: envelope.id,
@@ -433,6 +438,7 @@ export class ObservationProcessor {
       auction_id: routing.auctionId,
       make: routing.make,
       source: routing.source,
+      listed_make: routing.listedMake,
     };
   }
 

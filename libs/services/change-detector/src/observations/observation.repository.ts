@@ -52,6 +52,8 @@ export interface OutboxInsert {
   auction_id: string | null;
   make: string | null;
   source: string | null;
+  /** The make as the source listed it, kept while the canonical `make` is unknown (make waiting). */
+  listed_make: string | null;
 }
 
 const recordset = (columns: readonly string[], types: Record<string, string>) =>
@@ -277,12 +279,12 @@ export class ObservationRepository {
   async insertEvents(client: PoolClient, events: OutboxInsert[]): Promise<void> {
     if (events.length === 0) return;
     await client.query({
-      name: 'cd_insert_events',
+      name: 'cd_insert_events_v2',
       text: `
-        INSERT INTO events (id, type, api_version, created_at, payload, auction_id, make, source)
-        SELECT id, type, api_version, created_at, payload, auction_id, make, source
+        INSERT INTO events (id, type, api_version, created_at, payload, auction_id, make, source, listed_make)
+        SELECT id, type, api_version, created_at, payload, auction_id, make, source, listed_make
         FROM json_to_recordset($1::json) AS x(ord int, id text, type text, api_version text, created_at timestamptz,
-          payload json, auction_id bigint, make text, source text)
+          payload json, auction_id bigint, make text, source text, listed_make text)
         ORDER BY ord`,
       values: [JSON.stringify(events.map((event, ord) => ({ ...event, ord })))],
     });

@@ -333,6 +333,45 @@ export class DeliveryStore {
     return released;
   }
 
+  /**
+   * Make maintenance decided (SPEC Emission rule 7): deliveries waiting for an unknown make are
+   * released when the listed spelling now resolves — through an alias or a canonical name, case and
+   * spacing aside — to the make the subscription filters on, and dropped when it resolves to another
+   * make or is confirmed as no make (an exclusion). The rest keep waiting. Returns what was decided.
+   */
+  async resolveMakeWaits(): Promise<{ released: number; dropped: number }> {
+    return this.transaction(async (client) => {
+      const { rows } = await client.query<{ released: number; dropped: number }>(
+        `WITH waiting AS (
+           SELECT d.id, s.filters ->> 'make' AS wanted, lower(regexp_replace(trim(e.listed_make), '[[:space:]]+', ' ', 'g')) AS listed
+             FROM webhook_deliveries d
+             JOIN webhook_subscriptions s ON s.id = d.subscription_id
+             JOIN events e ON e.id = d.event_id
+            WHERE d.waiting_reason = 'make'
+            ORDER BY d.created_at LIMIT 1000
+            FOR UPDATE OF d SKIP LOCKED
+         ), decided AS (
+           SELECT w.id,
+                  CASE WHEN alias.excluded THEN 'drop'
+                       WHEN coalesce(aliased.name, canonical.name) IS NULL THEN NULL
+                       WHEN lower(coalesce(aliased.name, canonical.name)) = lower(w.wanted) THEN 'release'
+                       ELSE 'drop' END AS verdict
+             FROM waiting w
+             LEFT JOIN make_aliases alias ON lower(regexp_replace(trim(alias.alias), '[[:space:]]+', ' ', 'g')) = w.listed
+             LEFT JOIN makes aliased ON aliased.id = alias.make_id
+             LEFT JOIN makes canonical ON lower(canonical.name) = w.listed
+         ), released AS (
+           UPDATE webhook_deliveries d SET waiting_reason = NULL, next_attempt_at = now(), updated_at = now()
+             FROM decided WHERE d.id = decided.id AND decided.verdict = 'release' RETURNING 1
+         ), dropped AS (
+           DELETE FROM webhook_deliveries d USING decided WHERE d.id = decided.id AND decided.verdict = 'drop' RETURNING 1
+         )
+         SELECT (SELECT count(*)::int FROM released) AS released, (SELECT count(*)::int FROM dropped) AS dropped`,
+      );
+      return rows[0];
+    });
+  }
+
   /** For tests and readiness: deliveries due now. */
   async dueCount(client: Pool | PoolClient = this.pool): Promise<number> {
     const { rows } = await client.query<{ n: number }>(

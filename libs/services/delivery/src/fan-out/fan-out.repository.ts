@@ -12,8 +12,11 @@ import { Pool } from 'pg';
  * A subscription matches when it selected the event's type, its activation boundary is at or
  * before the event's observation time (both from the database clock), and every filter it has
  * holds (SPEC "Filters", AND): `auction_id` exactly, `make` and `source` case-insensitively, on the
- * event's routing context — a bid event's is its parent auction's. The captured envelope text is
- * the body of every attempt.
+ * event's routing context — a bid event's is its parent auction's. An event whose make is not
+ * known yet (a listed spelling no alias resolves) goes to subscriptions with a `make` filter as a
+ * delivery that waits (`waiting_reason: "make"`, SPEC Emission rule 7) until make maintenance
+ * decides; subscriptions without one do not wait. The captured envelope text is the body of every
+ * attempt.
  */
 @Injectable()
 export class FanOutRepository {
@@ -25,13 +28,15 @@ export class FanOutRepository {
         `WITH batch AS (
            SELECT seq FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
          ), inserted AS (
-           INSERT INTO webhook_deliveries (subscription_id, account_id, event_id, event_type, payload, next_attempt_at)
-           SELECT s.id, s.account_id, e.id, e.type, e.payload::text, now()
+           INSERT INTO webhook_deliveries (subscription_id, account_id, event_id, event_type, payload, next_attempt_at, waiting_reason)
+           SELECT s.id, s.account_id, e.id, e.type, e.payload::text, now(),
+                  CASE WHEN s.filters ? 'make' AND e.make IS NULL THEN 'make' END
              FROM batch JOIN events e ON e.seq = batch.seq
              JOIN webhook_subscriptions s
                ON s.enabled AND e.type = ANY (s.event_types) AND s.active_since <= e.created_at
               AND (NOT (s.filters ? 'auction_id') OR s.filters ->> 'auction_id' = e.auction_id::text)
-              AND (NOT (s.filters ? 'make') OR lower(s.filters ->> 'make') = lower(e.make))
+              AND (NOT (s.filters ? 'make') OR lower(s.filters ->> 'make') = lower(e.make)
+                   OR (e.make IS NULL AND e.listed_make IS NOT NULL))
               AND (NOT (s.filters ? 'source') OR lower(s.filters ->> 'source') = lower(e.source))
             ORDER BY e.seq, s.id
            ON CONFLICT (event_id, subscription_id) DO NOTHING

@@ -10,10 +10,13 @@ import { FanOutService } from '../fan-out/fan-out.service';
 /** Channels the database notifies at commit (migrations DeliveryWorker and AccountChangeNotify). */
 export const DELIVERY_WAKEUP_CHANNEL = 'delivery_wakeup';
 const ACCOUNT_CHANGES_CHANNEL = 'account_changes';
+/** Aliases, exclusions and makes changed (migration ReferenceChangeNotify). */
+const REFERENCE_CHANGES_CHANNEL = 'reference_changes';
 
 /**
  * What keeps the worker moving: notifications at commit (new events → fan-out; new deliveries and
- * retries → dispatch; an account change → its allowance waits re-checked at once), and a sweep
+ * retries → dispatch; an account change → its allowance waits re-checked at once; make
+ * maintenance → make waits decided), and a sweep
  * every `sweepIntervalMs` that does all of it regardless (a lost notification only delays), plus
  * the recovery of attempts whose lease expired.
  */
@@ -36,7 +39,7 @@ export class DeliveryWakeup implements OnApplicationBootstrap, BeforeApplication
     this.fanOut.onDeliveries(() => this.dispatcher.wake());
     this.listener = new PgListener({
       url: this.options.databaseUrl,
-      channels: [DELIVERY_WAKEUP_CHANNEL, ACCOUNT_CHANGES_CHANNEL],
+      channels: [DELIVERY_WAKEUP_CHANNEL, ACCOUNT_CHANGES_CHANNEL, REFERENCE_CHANGES_CHANNEL],
       applicationName: 'delivery-wakeup',
       onNotification: (channel, payload) => this.notified(channel, payload),
       onListening: () => this.sweep(),
@@ -53,7 +56,12 @@ export class DeliveryWakeup implements OnApplicationBootstrap, BeforeApplication
   }
 
   private notified(channel: string, payload: string): void {
-    if (channel === ACCOUNT_CHANGES_CHANNEL) {
+    if (channel === REFERENCE_CHANGES_CHANNEL) {
+      void this.store
+        .resolveMakeWaits()
+        .then(({ released }) => released > 0 && this.dispatcher.wake())
+        .catch((error: unknown) => this.logger.warn(`make waits: ${errorMessage(error)}`));
+    } else if (channel === ACCOUNT_CHANGES_CHANNEL) {
       let accountId: string | undefined;
       try {
         accountId = (JSON.parse(payload) as { account_id?: string }).account_id;
@@ -77,6 +85,7 @@ export class DeliveryWakeup implements OnApplicationBootstrap, BeforeApplication
       try {
         await this.store.recoverExpired();
         await this.store.releaseAllowanceWaits();
+        await this.store.resolveMakeWaits();
       } catch (error) {
         this.logger.warn(`delivery sweep failed, retried next interval: ${errorMessage(error)}`);
       }
