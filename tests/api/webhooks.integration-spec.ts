@@ -7,6 +7,7 @@ import { caseResolver, HOSTILE_DESTINATIONS, PUBLIC_DESTINATIONS } from '@cars/n
 import { createTestAccount, settledUsage, TestAccount } from './support/accounts';
 import { startTestGateway, startTestStack, TestStack, testWebhooksModule } from './support/stack';
 import { WebhooksApi } from './support/webhooks-api';
+import { request } from './support/http';
 import { Queues } from '@cars/contracts';
 
 jest.setTimeout(60_000);
@@ -191,6 +192,27 @@ describe('webhook management through the gateway', () => {
       expect(res.body.error).toBe('Validation Error');
       expect(Object.keys(res.body.details).sort()).toEqual(members);
       expect((await db.query(`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE account_id = $1`, [account.accountId]))[0].n).toBe(0);
+    });
+
+    it('takes an empty JSON body as no body on routes without one', async () => {
+      const account = await createTestAccount(db, { plan: '10k' });
+      const { data } = await create(account);
+      const res = await api.call(account.apiKey, 'POST', `/webhooks/${data.id}/test`, undefined, '');
+      expect(res.status).toBe(202);
+      const create400 = await api.call(account.apiKey, 'POST', '/webhooks', undefined, '');
+      expect(create400.status).toBe(400);
+      expect(create400.body.details).toEqual({ body: ['the body must be a JSON object'] });
+    });
+
+    it('answers a body that is not JSON with 415 in the error envelope', async () => {
+      const account = await createTestAccount(db, { plan: '10k' });
+      const res = await request(`${stack.url}/webhooks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'url=https%3A%2F%2Fexample.com%2Fhook&event_types=auction.ended',
+      });
+      expect({ status: res.status, error: res.body.error }).toEqual({ status: 415, error: 'Unsupported Media Type' });
+      expect(res.body.message).toMatch(/application\/json/);
     });
 
     it('refuses a body that is not JSON, and a PATCH with bad members, naming them', async () => {

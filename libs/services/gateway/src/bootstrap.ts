@@ -27,13 +27,32 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, {
     logger: options.logger,
     bufferLogs: false,
+    // JSON is the one body type; its parser is ours (below), so Nest registers none.
+    bodyParser: false,
   });
   answerConnectRequests(adapter);
+  acceptEmptyJsonBodies(adapter);
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalInterceptors(new StrictQueryInterceptor());
   setUpOpenApi(app);
   return app;
+}
+
+/**
+ * `POST /webhooks/{id}/test` and the other routes without a body are often called with
+ * `content-type: application/json` and nothing after it (HTTP clients set the header by default):
+ * an empty JSON body is no body, not a 400. Anything else goes through Fastify's own parser
+ * (prototype-poisoning protection included).
+ */
+function acceptEmptyJsonBodies(adapter: FastifyAdapter): void {
+  const fastify = adapter.getInstance();
+  const json = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+    return json(request, String(body), done);
+  });
 }
 
 /**

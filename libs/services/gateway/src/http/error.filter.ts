@@ -17,6 +17,8 @@ const NAMES: Record<number, string> = {
   503: ErrorNames.ServiceUnavailable,
 };
 
+const UNSUPPORTED_MEDIA_TYPE = 'Request bodies are JSON: send content-type: application/json';
+
 /** Every error leaves the gateway as `{error, message, details?}`; 5xx never leak internals. */
 @Catch()
 export class ErrorEnvelopeFilter implements ExceptionFilter {
@@ -57,7 +59,9 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
           ? `No route ${request.method} ${request.url.split('?')[0]}`
           : status === 400
             ? 'The request is malformed'
-            : exception.message;
+            : status === 415
+              ? UNSUPPORTED_MEDIA_TYPE
+              : exception.message;
       const body: ErrorBody = { error, message };
       if (status === 400) body.details = { body: [exception.message] };
       return { status, body, headers: {} };
@@ -65,7 +69,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     // Fastify's own errors (bad JSON body, body too large…) carry a statusCode.
     const statusCode = (exception as { statusCode?: unknown })?.statusCode;
     if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
-      const message = (exception as Error).message ?? 'Bad request';
+      const message = statusCode === 415 ? UNSUPPORTED_MEDIA_TYPE : ((exception as Error).message ?? 'Bad request');
       const body: ErrorBody = { error: NAMES[statusCode] ?? 'Error', message };
       if (statusCode === 400) body.details = { body: [message] };
       return { status: statusCode, body, headers: {} };
