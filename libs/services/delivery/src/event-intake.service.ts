@@ -1,26 +1,25 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Queues } from '@cars/contracts';
-import { assertEventTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
-import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
-import type { Channel, ConsumeMessage } from 'amqplib';
+import { assertEventTopology, BatchConsumer, BatchContext } from '@cars/messaging';
 import type { ReadinessProbe } from '@cars/runtime';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from './config/delivery.options';
 import { FanOutService } from './fan-out/fan-out.service';
 
+/** Wake-ups answered by one fan-out pass. */
+const BATCH_SIZE = 250;
 /** Messages taken from `delivery.events` before their acks (each is only a wake-up). */
 const PREFETCH = 500;
 
 /**
- * `delivery.events` wakes the fan-out: the events table is the truth, so a message is acked once a
- * fan-out pass that started after it arrived has committed — by then its event's deliveries exist.
- * A message redelivered after a crash only wakes a pass that finds nothing left to do.
+ * `delivery.events` wakes the fan-out: the events table is the truth, so a batch of messages is
+ * acked once a fan-out pass that started after they arrived has committed — by then their events'
+ * deliveries exist. A message redelivered after a crash only wakes a pass that finds nothing left
+ * to do. Two batches may wait at once: a wake-up arriving during a pass queues the next one.
  */
 @Injectable()
 export class EventIntakeService implements OnModuleInit, OnApplicationShutdown, ReadinessProbe {
   readonly name = 'broker';
-  private readonly logger = new Logger(EventIntakeService.name);
-  private connection?: AmqpConnectionManager;
-  private channel?: ChannelWrapper;
+  private consumer?: BatchConsumer;
 
   constructor(
     private readonly fanOut: FanOutService,
@@ -29,35 +28,44 @@ export class EventIntakeService implements OnModuleInit, OnApplicationShutdown, 
 
   async onModuleInit(): Promise<void> {
     if (!this.options.rabbitmqUrl) return;
-    this.connection = amqp.connect([this.options.rabbitmqUrl], RMQ_SOCKET_OPTIONS);
-    this.connection.on('disconnect', ({ err }) => this.logger.warn(`broker disconnected: ${String(err)}`));
-    this.channel = this.connection.createChannel({
-      json: false,
-      setup: async (channel: Channel) => {
-        await assertEventTopology(channel);
-        await channel.prefetch(PREFETCH);
-        await channel.consume(Queues.DeliveryEvents, (message) => message && this.received(channel, message));
-      },
+    this.consumer = new BatchConsumer({
+      name: EventIntakeService.name,
+      url: this.options.rabbitmqUrl,
+      queue: Queues.DeliveryEvents,
+      topology: assertEventTopology,
+      handle: (_messages, context) => this.passAfter(context),
+      batchSize: BATCH_SIZE,
+      concurrency: 2,
+      prefetch: PREFETCH,
     });
-    await this.channel.waitForConnect();
+    await this.consumer.start();
   }
 
-  private received(channel: Channel, message: ConsumeMessage): void {
-    void this.fanOut.pass().then(() => {
-      try {
-        channel.ack(message);
-      } catch {
-        // The channel closed meanwhile: the message comes back and wakes another pass.
-      }
+  /**
+   * Resolves once a pass started now has committed. A pass that fails is retried at the next
+   * wake-up or sweep, so this may wait long: on shutdown it gives up and the batch is requeued.
+   */
+  private async passAfter({ signal }: BatchContext): Promise<void> {
+    const givenUp = new Error('stopping before a fan-out pass committed');
+    if (signal.aborted) throw givenUp;
+    let abort: (() => void) | undefined;
+    const stopped = new Promise<'stopped'>((resolve) => {
+      abort = () => resolve('stopped');
+      signal.addEventListener('abort', abort, { once: true });
     });
+    try {
+      const first = await Promise.race([this.fanOut.pass().then(() => 'passed' as const), stopped]);
+      if (first === 'stopped') throw givenUp;
+    } finally {
+      if (abort) signal.removeEventListener('abort', abort);
+    }
   }
 
   isUp(): boolean {
-    return this.options.rabbitmqUrl ? (this.connection?.isConnected() ?? false) : true;
+    return this.options.rabbitmqUrl ? (this.consumer?.isConnected() ?? false) : true;
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.channel?.close();
-    await this.connection?.close();
+    await this.consumer?.stop();
   }
 }

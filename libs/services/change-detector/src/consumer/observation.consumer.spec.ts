@@ -1,199 +1,141 @@
 import { Logger } from '@nestjs/common';
-import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
-import type { ObservationProcessor, ProcessResult } from '../observations/observation.processor';
-import { ObservationConsumer } from './observation.consumer';
+import { ObservationHeaders } from '@cars/contracts';
+import type { BatchContext, BatchOutcome } from '@cars/messaging';
+import type { ConsumeMessage, MessageProperties } from 'amqplib';
+import type { IngestOutcome, ObservationProcessor, ProcessResult } from '../observations/observation.processor';
+import { ObservationConsumer, observationBatchHandler } from './observation.consumer';
 
-const OBSERVATION = JSON.stringify({
+const observation = (id: string) => ({
   source: 'bringatrailer',
-  source_auction_id: '1',
+  source_auction_id: id,
   observed_at: '2026-11-21T12:00:03Z',
   auction: { status: 'active', price: 5, currency: 'USD' },
 });
 
-/** A channel that settles like the broker: an unknown tag, or a multiple ack covering nothing, is an error. */
-class BrokerChannel {
-  private next = 1;
-  readonly unacked = new Set<number>();
-  readonly frames: string[] = [];
-
-  delivery(): { message: ConsumeMessage; channel: ConfirmChannel } {
-    const tag = this.next++;
-    this.unacked.add(tag);
-    const message = { fields: { deliveryTag: tag }, content: Buffer.from(OBSERVATION), properties: { headers: {} } };
-    return { message: message as unknown as ConsumeMessage, channel: this as unknown as ConfirmChannel };
-  }
-
-  ack(message: ConsumeMessage, allUpTo = false): void {
-    const tag = message.fields.deliveryTag;
-    const covered = allUpTo ? [...this.unacked].filter((t) => t <= tag) : this.unacked.has(tag) ? [tag] : [];
-    if (!this.unacked.has(tag) || covered.length === 0) throw new Error(`PRECONDITION_FAILED - unknown delivery tag ${tag}`);
-    for (const t of covered) this.unacked.delete(t);
-    this.frames.push(`ack ${tag}${allUpTo ? ' multiple' : ''}`);
-  }
-
-  nack(message: ConsumeMessage, allUpTo = false, requeue = true): void {
-    const tag = message.fields.deliveryTag;
-    if (allUpTo || !requeue) throw new Error('unexpected nack mode');
-    if (!this.unacked.delete(tag)) throw new Error(`PRECONDITION_FAILED - unknown delivery tag ${tag}`);
-    this.frames.push(`nack ${tag}`);
-  }
+let tag = 0;
+function message(body: unknown, properties: Partial<MessageProperties> = {}): ConsumeMessage {
+  const content = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  tag += 1;
+  return { fields: { deliveryTag: tag }, content, properties: { headers: {}, ...properties } } as unknown as ConsumeMessage;
 }
 
-interface Deferred {
-  size: number;
-  resolve: (result: ProcessResult) => void;
-  reject: (error: Error) => void;
-}
+/** A message of an `ingest --wait` run. */
+const runMessage = (body: unknown, messageId: string) =>
+  message(body, { messageId, headers: { [ObservationHeaders.IngestRun]: 'run-1' } });
 
-const result = (rejected: ProcessResult['rejected'] = []): ProcessResult => ({
+const result = (overrides: Partial<ProcessResult> = {}): ProcessResult => ({
   accepted: 0,
-  rejected,
+  rejected: [],
   pending: 0,
   pendingIndexes: [],
   auctionsCreated: 0,
   auctionsUpdated: 0,
   bidsCreated: 0,
   events: 0,
+  ...overrides,
 });
 
-/** A consumer whose batches finish when the test says so. */
-function setup(options: { batchSize: number; sendToQueue?: () => Promise<void> }) {
-  const batches: Deferred[] = [];
-  const processor = {
-    processBatch: (observations: unknown[]) =>
-      new Promise<ProcessResult>((resolve, reject) => batches.push({ size: observations.length, resolve, reject })),
-  } as unknown as ObservationProcessor;
-  const consumer = new ObservationConsumer(processor, { url: 'amqp://unused', batchSize: options.batchSize, concurrency: 2 });
-  const internals = consumer as unknown as {
-    onDelivery(delivery: { message: ConsumeMessage; channel: ConfirmChannel }): void;
-    publishChannel: { sendToQueue: () => Promise<void> };
+/** A processor answering `answer`, recording what it was given. */
+function processor(answer: () => Promise<ProcessResult> = async () => result()) {
+  const batches: { source_auction_id: string }[][] = [];
+  const recorded: IngestOutcome[][] = [];
+  let recordOutcomes = async (outcomes: readonly IngestOutcome[]) => void recorded.push([...outcomes]);
+  const fake = {
+    processBatch: (observations: { source_auction_id: string }[]) => {
+      batches.push(observations);
+      return answer();
+    },
+    recordIngestOutcomes: (outcomes: readonly IngestOutcome[]) => recordOutcomes(outcomes),
   };
-  internals.publishChannel = { sendToQueue: options.sendToQueue ?? (() => Promise.resolve()) };
-  const deliver = (channel: BrokerChannel, n: number) => {
-    for (let i = 0; i < n; i += 1) internals.onDelivery(channel.delivery());
+  return {
+    processor: fake as unknown as ObservationProcessor,
+    batches,
+    recorded,
+    failRecording: () => (recordOutcomes = () => Promise.reject(new Error('database down'))),
   };
-  return { consumer, batches, deliver };
 }
 
-const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+const context: BatchContext = { signal: new AbortController().signal };
+
+async function handle(p: ObservationProcessor, messages: ConsumeMessage[]): Promise<BatchOutcome> {
+  return (await observationBatchHandler(p)(messages, context)) ?? {};
+}
+
+const reasons = (outcome: BatchOutcome) => (outcome.deadLetters ?? []).map((d) => [d.message, d.reason] as const);
 
 beforeAll(() => Logger.overrideLogger(false));
 
-describe('ObservationConsumer acknowledgements', () => {
-  it('acknowledges a batch with one multiple ack', async () => {
-    const channel = new BrokerChannel();
-    const { consumer, batches, deliver } = setup({ batchSize: 4 });
-    deliver(channel, 4);
-    expect(batches).toHaveLength(1);
-    batches[0].resolve(result());
-    await settle();
-    expect(channel.frames).toEqual(['ack 4 multiple']);
-    expect(channel.unacked.size).toBe(0);
-    expect(consumer.stats.acked).toBe(4);
+describe('observationBatchHandler', () => {
+  it('applies the valid observations of a batch in one call, in order, and refuses none', async () => {
+    const p = processor();
+    const outcome = await handle(p.processor, [message(observation('1')), message(observation('2'))]);
+    expect(p.batches.map((b) => b.map((o) => o.source_auction_id))).toEqual([['1', '2']]);
+    expect(reasons(outcome)).toEqual([]);
   });
 
-  it('holds back a batch finishing before an earlier one still in flight', async () => {
-    const channel = new BrokerChannel();
-    const { consumer, batches, deliver } = setup({ batchSize: 3 });
-    deliver(channel, 6);
-    expect(batches).toHaveLength(2);
-    batches[1].resolve(result());
-    await settle();
-    expect(channel.frames).toEqual([]);
-    expect(consumer.stats.acked).toBe(0);
-    batches[0].resolve(result());
-    await settle();
-    expect(channel.frames).toEqual(['ack 6 multiple']);
-    expect(consumer.stats.acked).toBe(6);
+  it('dead-letters malformed JSON and invalid observations without passing them on', async () => {
+    const p = processor();
+    const notJson = message('this is not json');
+    const invalid = message({ source: 'bringatrailer', observed_at: '2026-11-21T12:00:03Z' });
+    const outcome = await handle(p.processor, [notJson, message(observation('1')), invalid]);
+    expect(p.batches.map((b) => b.map((o) => o.source_auction_id))).toEqual([['1']]);
+    const refused = reasons(outcome);
+    expect(refused.map(([m]) => m)).toEqual([notJson, invalid]);
+    expect(refused[0][1]).toMatch(/^malformed JSON: /);
+    expect(refused[1][1]).toMatch(/^invalid observation: .*source_auction_id/);
   });
 
-  it('acks the earlier batch alone while a later one is in flight', async () => {
-    const channel = new BrokerChannel();
-    const { consumer, batches, deliver } = setup({ batchSize: 3 });
-    deliver(channel, 6);
-    batches[0].resolve(result());
-    await settle();
-    expect(channel.frames).toEqual(['ack 3 multiple']);
-    expect([...channel.unacked]).toEqual([4, 5, 6]);
-    batches[1].resolve(result());
-    await settle();
-    expect(channel.frames).toEqual(['ack 3 multiple', 'ack 6 multiple']);
-    expect(consumer.stats.acked).toBe(6);
+  it('dead-letters what the processor refused, by its position among the valid ones', async () => {
+    const p = processor(async () => result({ rejected: [{ index: 1, reason: 'the observation could not be applied: boom' }] }));
+    const valid = [message(observation('1')), message(observation('2'))];
+    const outcome = await handle(p.processor, [message('{'), valid[0], valid[1]]);
+    expect(reasons(outcome).slice(1)).toEqual([[valid[1], 'the observation could not be applied: boom']]);
   });
 
-  it('nacks a failed batch before acking the later batch that waited for it', async () => {
-    jest.useFakeTimers();
-    try {
-      const channel = new BrokerChannel();
-      const { consumer, batches, deliver } = setup({ batchSize: 3 });
-      deliver(channel, 6);
-      batches[1].resolve(result());
-      batches[0].reject(new Error('database down'));
-      await jest.advanceTimersByTimeAsync(0);
-      expect(channel.frames).toEqual([]);
-      await jest.advanceTimersByTimeAsync(10000);
-      expect(channel.frames).toEqual(['nack 1', 'nack 2', 'nack 3', 'ack 6 multiple']);
-      expect(channel.unacked.size).toBe(0);
-      expect(consumer.stats.acked).toBe(3);
-    } finally {
-      jest.useRealTimers();
-    }
+  it('throws when the processor throws (nothing was written: the batch is requeued) and records nothing', async () => {
+    const p = processor(() => Promise.reject(new Error('database down')));
+    await expect(handle(p.processor, [runMessage(observation('1'), 'a')])).rejects.toThrow('database down');
+    expect(p.recorded).toEqual([]);
   });
 
-  it('keeps a delivery awaiting dead-lettering from being acked by another batch', async () => {
-    let publish!: () => void;
-    const channel = new BrokerChannel();
-    const { consumer, batches, deliver } = setup({
-      batchSize: 3,
-      sendToQueue: () => new Promise<void>((resolve) => (publish = resolve)),
-    });
-    deliver(channel, 6);
-    batches[0].resolve(result([{ index: 1, reason: 'refused' }]));
-    batches[1].resolve(result());
-    await settle();
-    expect(channel.frames).toEqual([]);
-    publish();
-    await settle();
-    expect(channel.frames).toEqual(['ack 6 multiple']);
-    expect(consumer.stats).toMatchObject({ acked: 6, deadLettered: 1 });
+  it('records the outcome of every observation of an ingest run before the acks', async () => {
+    const p = processor(async () => result({ pendingIndexes: [1], rejected: [{ index: 2, reason: 'refused' }] }));
+    const messages = [
+      runMessage(observation('1'), 'applied-1'),
+      runMessage(observation('2'), 'parked-1'),
+      runMessage(observation('3'), 'refused-1'),
+      runMessage('not json', 'malformed-1'),
+      message(observation('4'), { messageId: 'no-run' }),
+      message(observation('5'), { headers: { [ObservationHeaders.IngestRun]: 'run-1' } }),
+    ];
+    const outcome = await handle(p.processor, messages);
+    expect(p.recorded).toEqual([]);
+    await outcome.beforeAck?.();
+    expect(p.recorded).toEqual([
+      [
+        { runId: 'run-1', messageId: 'applied-1', outcome: 'applied' },
+        { runId: 'run-1', messageId: 'parked-1', outcome: 'pending' },
+        { runId: 'run-1', messageId: 'refused-1', outcome: 'rejected' },
+        { runId: 'run-1', messageId: 'malformed-1', outcome: 'rejected' },
+      ],
+    ]);
   });
 
-  it('nacks the rejected ones individually when dead-lettering fails and acks the rest', async () => {
-    const channel = new BrokerChannel();
-    const { consumer, batches, deliver } = setup({ batchSize: 4, sendToQueue: () => Promise.reject(new Error('no route')) });
-    deliver(channel, 4);
-    batches[0].resolve(result([{ index: 1, reason: 'refused' }, { index: 3, reason: 'refused' }]));
-    await settle();
-    expect(channel.frames).toEqual(['nack 2', 'nack 4', 'ack 3 multiple']);
-    expect(channel.unacked.size).toBe(0);
-    expect(consumer.stats.acked).toBe(2);
+  it('records nothing for a batch without ingest runs, and never fails the batch over the record', async () => {
+    const p = processor();
+    const plain = await handle(p.processor, [message(observation('1'))]);
+    await plain.beforeAck?.();
+    expect(p.recorded).toEqual([]);
+    p.failRecording();
+    const run = await handle(p.processor, [runMessage(observation('2'), 'x')]);
+    await expect(run.beforeAck?.()).resolves.toBeUndefined();
   });
+});
 
-  it('acks on each channel separately after a reconnect', async () => {
-    const before = new BrokerChannel();
-    const after = new BrokerChannel();
-    const { consumer, batches, deliver } = setup({ batchSize: 2 });
-    deliver(before, 1);
-    deliver(after, 1);
-    deliver(before, 1);
-    deliver(after, 1);
-    batches[1].resolve(result());
-    batches[0].resolve(result());
-    await settle();
-    expect(before.frames).toEqual(['ack 2 multiple']);
-    expect(after.frames).toEqual(['ack 2 multiple']);
-    expect(consumer.stats.acked).toBe(4);
-  });
-
-  it('survives a closed channel (the broker redelivers)', async () => {
-    const channel = new BrokerChannel();
-    const { consumer, batches, deliver } = setup({ batchSize: 2 });
-    deliver(channel, 2);
-    channel.ack = () => {
-      throw new Error('Channel closed');
-    };
-    batches[0].resolve(result());
-    await settle();
-    expect(consumer.stats.acked).toBe(0);
+describe('ObservationConsumer', () => {
+  it('is not connected before it starts, and counts nothing yet', () => {
+    const consumer = new ObservationConsumer(processor().processor, { url: 'amqp://unused' });
+    expect(consumer.isConnected()).toBe(false);
+    expect(consumer.stats).toEqual({ received: 0, acked: 0, deadLettered: 0, batches: 0 });
   });
 });
