@@ -5,3 +5,5 @@ export * from './messaging.module';
 export * from './event-topology';
 export * from './queue-inspector';
 export * from './backoff';
+export * from './consumer/batch-consumer';
+export * from './rpc-server';

@@ -1,5 +1,6 @@
-import { RmqOptions, Transport } from '@nestjs/microservices';
+import { CustomStrategy, RmqOptions, Transport } from '@nestjs/microservices';
 import { RPC_QUEUE_ARGUMENTS } from '@cars/contracts';
+import { drainingRpcServer } from './rpc-server';
 
 /**
  * amqplib leaves Nagle's algorithm on; small request/reply messages then stall ~40 ms each way.
@@ -11,8 +12,15 @@ export const RMQ_SOCKET_OPTIONS = {
   reconnectTimeInSeconds: 1,
 };
 
-/** Server side of an RPC queue (a service consuming `query.rpc` and the like). */
-export function rpcServerOptions(url: string, queue: string, prefetchCount = 32): RmqOptions {
+/**
+ * Server side of an RPC queue (a service consuming `query.rpc` and the like): a draining RabbitMQ
+ * server (see DrainingRmqServer) with these settings.
+ */
+export function rpcServerOptions(url: string, queue: string, prefetchCount = 32): CustomStrategy {
+  return drainingRpcServer(rmqServerSettings(url, queue, prefetchCount));
+}
+
+function rmqServerSettings(url: string, queue: string, prefetchCount: number): RmqOptions {
   return {
     transport: Transport.RMQ,
     options: {

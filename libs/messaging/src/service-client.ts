@@ -5,6 +5,7 @@ import { firstValueFrom, timeout } from 'rxjs';
 import { InProcessBus } from './in-process.transport';
 import { QueueInspector } from './queue-inspector';
 import { RMQ_SOCKET_OPTIONS } from './rmq.options';
+import { timedRpc } from './rpc.metrics';
 
 /** The service did not answer in time, or could not be reached at all. */
 export class ServiceUnavailableError extends Error {
@@ -70,8 +71,8 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
 
   async send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>> {
     try {
-      return await firstValueFrom(
-        this.client.send<RpcReply<RpcResponse<P>>>(pattern, request).pipe(timeout(this.timeoutMs)),
+      return await timedRpc(pattern, () =>
+        firstValueFrom(this.client.send<RpcReply<RpcResponse<P>>>(pattern, request).pipe(timeout(this.timeoutMs))),
       );
     } catch (error) {
       throw new ServiceUnavailableError(this.service, error);
@@ -108,7 +109,7 @@ export class InProcessServiceClient extends ServiceClient {
       const expired = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`timed out after ${this.timeoutMs} ms`)), this.timeoutMs);
       });
-      return (await Promise.race([this.bus.request(pattern, request), expired])) as RpcReply<RpcResponse<P>>;
+      return (await timedRpc(pattern, () => Promise.race([this.bus.request(pattern, request), expired]))) as RpcReply<RpcResponse<P>>;
     } catch (error) {
       throw new ServiceUnavailableError(this.service, error);
     } finally {

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { Controller, INestMicroservice, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { ClientRMQ, MessagePattern, Payload } from '@nestjs/microservices';
+import { RPC_QUEUE_ARGUMENTS } from '@cars/contracts';
+import { firstValueFrom, timeout } from 'rxjs';
+import { RMQ_SOCKET_OPTIONS, rpcServerOptions } from './rmq.options';
+
+const QUEUE = `rpc-drain.${randomUUID()}`;
+const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
+
+/** A service whose every answer takes a while, so requests are in flight when a replica stops. */
+@Controller()
+class SlowController {
+  @MessagePattern('slow.echo')
+  async echo(@Payload() data: { n: number }): Promise<{ n: number }> {
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    return { n: data.n };
+  }
+}
+
+@Module({ controllers: [SlowController] })
+class SlowModule {}
+
+async function replica(): Promise<INestMicroservice> {
+  const app = await NestFactory.createMicroservice(SlowModule, { ...rpcServerOptions(process.env.RABBITMQ_URL!, QUEUE, 8), logger: silent });
+  await app.listen();
+  return app;
+}
+
+/**
+ * A rolling restart of an RPC service: one replica is closed while it holds requests it has taken
+ * off the queue (auto-acknowledged). Every request must still be answered — by the stopping
+ * replica before it goes, or by the other one — well inside the callers' timeout.
+ */
+describe('RPC server stop', () => {
+  let client: ClientRMQ;
+  const replicas: INestMicroservice[] = [];
+
+  beforeAll(async () => {
+    replicas.push(await replica(), await replica());
+    client = new ClientRMQ({
+      urls: [process.env.RABBITMQ_URL!],
+      queue: QUEUE,
+      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+      socketOptions: RMQ_SOCKET_OPTIONS,
+      persistent: false,
+    });
+    await client.connect();
+  });
+
+  afterAll(async () => {
+    await client.close();
+    for (const app of replicas) await app.close();
+  });
+
+  it('answers every request in flight when a replica closes mid-load', async () => {
+    const requests = Array.from({ length: 60 }, (_, n) =>
+      firstValueFrom(client.send<{ n: number }>('slow.echo', { n }).pipe(timeout(4000))).then(
+        (reply) => reply.n,
+        (error: unknown) => `request ${n}: ${String(error)}`,
+      ),
+    );
+    // Both replicas hold 8 requests each by now; the first one stops with its share unanswered.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const stopping = replicas.shift()!;
+    const started = Date.now();
+    await stopping.close();
+    const closedIn = Date.now() - started;
+    const answers = await Promise.all(requests);
+    expect(answers).toEqual(Array.from({ length: 60 }, (_, n) => n));
+    // It waited for its own requests (one handler's time), not for the queue.
+    expect(closedIn).toBeGreaterThanOrEqual(50);
+    expect(closedIn).toBeLessThan(2000);
+  }, 20_000);
+});
