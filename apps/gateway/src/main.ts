@@ -1,12 +1,14 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { MessagingModule } from '@cars/messaging';
+import { collectProcessMetrics } from '@cars/metrics';
 import { DatabaseModule } from '@cars/persistence';
 import { createLogger, exitOnBootFailure, GatewayEnv, loadEnv, onShutdownSignal, PinoNestLogger } from '@cars/runtime';
 import { createGatewayApp, GatewayModule } from '@cars/service-gateway';
 
 async function main(): Promise<void> {
   const env = loadEnv(GatewayEnv);
+  collectProcessMetrics();
 
   @Module({
     imports: [

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Module } from '@nestjs/common';
 import { MicroserviceOptions } from '@nestjs/microservices';
 import { Queues } from '@cars/contracts';
+import { collectProcessMetrics } from '@cars/metrics';
 import { InProcessBus, InProcessServer, MessagingConfig, MessagingModule, rpcServerOptions } from '@cars/messaging';
 import { createDataSource, DatabaseModule, runMigrations } from '@cars/persistence';
 import {
@@ -34,6 +35,7 @@ import { startIngestEndpoint } from './ingest-endpoint';
 async function main(): Promise<void> {
   const started = Date.now();
   const env = loadEnv(StandaloneEnv);
+  collectProcessMetrics();
   const webhooks = loadEnv(WebhooksSettingsEnv);
   const webhookSecretKey = resolveWebhookSecretKey();
   const log = createLogger('standalone', env.LOG_LEVEL);

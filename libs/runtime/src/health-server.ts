@@ -1,4 +1,5 @@
 import { createServer, Server } from 'node:http';
+import { renderMetrics } from '@cars/metrics';
 
 export type ReadinessCheck = () => Promise<Record<string, 'up' | 'down'>>;
 
@@ -7,7 +8,8 @@ export type ReadinessDetail = () => Promise<Record<string, unknown>>;
 
 /**
  * Liveness and readiness over plain HTTP for apps that serve no HTTP of their own (the
- * services behind the broker): `GET /health/live` and `GET /health/ready` for Kubernetes probes.
+ * services behind the broker): `GET /health/live` and `GET /health/ready` for Kubernetes probes,
+ * and `GET /metrics` for Prometheus.
  */
 export class HealthServer {
   private server?: Server;
@@ -24,6 +26,13 @@ export class HealthServer {
         res.end(JSON.stringify(body));
       };
       if (req.url === '/health/live') return send(200, { status: 'ok' });
+      if (req.url === '/metrics') {
+        renderMetrics().then(
+          ({ contentType, body }) => res.writeHead(200, { 'content-type': contentType }).end(body),
+          () => send(500, { error: 'Internal Server Error', message: 'metrics could not be collected' }),
+        );
+        return undefined;
+      }
       if (req.url === '/health/ready') {
         Promise.all([this.check(), this.detail?.().catch(() => undefined)]).then(
           ([checks, detail]) => {

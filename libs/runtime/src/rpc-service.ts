@@ -1,6 +1,7 @@
 import { DynamicModule, Logger, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MicroserviceOptions } from '@nestjs/microservices';
+import { collectProcessMetrics } from '@cars/metrics';
 import { DatabaseModule } from '@cars/persistence';
 import { rpcServerOptions } from '@cars/messaging';
 import { DataSource } from 'typeorm';
@@ -29,6 +30,7 @@ export async function runRpcService<E extends ServiceEnv = ServiceEnv>(definitio
   const env = loadEnv(definition.env ?? (ServiceEnv as new () => E));
   const serviceModule = isModuleClass(definition.module) ? definition.module : definition.module(env);
   const logger = new PinoNestLogger(createLogger(definition.name, env.LOG_LEVEL));
+  collectProcessMetrics();
 
   @Module({
     imports: [

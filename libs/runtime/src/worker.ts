@@ -1,5 +1,6 @@
 import { DynamicModule, INestApplicationContext, Logger, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { collectProcessMetrics } from '@cars/metrics';
 import { DatabaseModule } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 import { ServiceEnv } from './config';
@@ -32,6 +33,7 @@ export interface WorkerDefinition<E extends ServiceEnv> {
 export async function runWorker<E extends ServiceEnv>(definition: WorkerDefinition<E>): Promise<INestApplicationContext> {
   const env = loadEnv(definition.env ?? (ServiceEnv as new () => E));
   const logger = new PinoNestLogger(createLogger(definition.name, env.LOG_LEVEL));
+  collectProcessMetrics();
 
   @Module({
     imports: [

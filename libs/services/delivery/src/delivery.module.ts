@@ -6,6 +6,7 @@ import { Sender } from './dispatch/sender';
 import { EventIntakeService } from './event-intake.service';
 import { FanOutRepository } from './fan-out/fan-out.repository';
 import { FanOutService } from './fan-out/fan-out.service';
+import { DeliveryBacklogMetrics } from './metrics/delivery.metrics';
 import { RetentionService } from './retention/retention.service';
 import { DeliveryWakeup } from './wakeup/delivery-wakeup';
 
@@ -29,6 +30,7 @@ export class DeliveryModule {
         DeliveryWakeup,
         EventIntakeService,
         RetentionService,
+        DeliveryBacklogMetrics,
       ],
       exports: [EventIntakeService, DeliveryWakeup, Dispatcher, FanOutService, DeliveryStore, RetentionService],
     };

@@ -7,6 +7,7 @@ import { notFound } from '@cars/contracts';
 import { ErrorEnvelopeFilter } from './http/error.filter';
 import { StrictQueryInterceptor } from './http/strict-query.interceptor';
 import { createValidationPipe } from './http/validation.pipe';
+import { instrumentGateway } from './metrics/gateway.metrics';
 import { setUpOpenApi } from './openapi';
 
 export interface GatewayHttpOptions {
@@ -32,6 +33,7 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
   });
   answerConnectRequests(adapter);
   acceptEmptyJsonBodies(adapter);
+  instrumentGateway(adapter.getInstance());
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalInterceptors(new StrictQueryInterceptor());

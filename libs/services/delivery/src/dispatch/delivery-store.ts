@@ -5,6 +5,7 @@ import { EventTypes } from '@cars/contracts';
 import { PG_POOL, withTransaction } from '@cars/persistence';
 import { Pool, PoolClient } from 'pg';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
+import { interruptedAttempts } from '../metrics/delivery.metrics';
 import { AttemptOutcome } from './attempt-outcome';
 import { delaysInSeconds, nextAttemptSql } from './schedule';
 
@@ -276,7 +277,7 @@ export class DeliveryStore {
    * (`interrupted`) and scheduled like one, their unit of allowance released.
    */
   async recoverExpired(): Promise<number> {
-    return this.transaction(async (client) => {
+    const recovered = await this.transaction(async (client) => {
       const { rows } = await client.query<{ account_id: string; reserved_period: string | null }>(
         `WITH expired AS (
            SELECT id, account_id, reserved_period FROM webhook_deliveries
@@ -303,6 +304,8 @@ export class DeliveryStore {
       }
       return rows.length;
     });
+    interruptedAttempts.inc(recovered);
+    return recovered;
   }
 
   /**

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { errorMessage } from '@cars/contracts';
 import { SecretCipher, webhookHeaders } from '@cars/signing';
 import { DELIVERY_OPTIONS, PREFETCH_FACTOR, ResolvedDeliveryOptions } from '../config/delivery.options';
+import { countAttempt } from '../metrics/delivery.metrics';
 import { AttemptOutcome } from './attempt-outcome';
 import { ClaimedDelivery, DeliveryStore } from './delivery-store';
 import { Sender } from './sender';
@@ -124,6 +125,7 @@ export class Dispatcher {
       this.active += 1;
       // The slot is free once the receiver has answered; the outcome is recorded with the next batch.
       const attempt = this.attempt(delivery).then((outcome) => {
+        if (outcome) countAttempt(outcome);
         endpoint.active -= 1;
         this.active -= 1;
         this.held -= 1;

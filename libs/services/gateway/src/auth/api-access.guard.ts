@@ -4,6 +4,7 @@ import { effectivePlan } from '@cars/accounts';
 import { ServiceUnavailableError } from '@cars/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException } from '../http/api-exception';
+import { allowanceRejections } from '../metrics/gateway.metrics';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
 import { BurstLimiter } from '../metering/burst-limiter';
 import { isMetered } from '../metering/metered.decorator';
@@ -74,6 +75,7 @@ export class ApiAccessGuard implements CanActivate {
     const allowed = await burst;
     if (!allowed.allowed) {
       void reserved?.then((r) => r.ok && this.meter.settle(r.ticket, false));
+      allowanceRejections.inc({ cause: 'burst' });
       throw burstLimitExceeded(plan, this.config.burstRatePerSecond, this.config.burstCapacity, allowed.retryAfterMs);
     }
     if (planError) throw planError;

@@ -13,6 +13,7 @@ import { connectionUrlOf } from '@cars/persistence';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
 import { monthlyLimitExceeded } from '../auth/access.errors';
+import { allowanceRejections } from '../metrics/gateway.metrics';
 import { ApiPrincipal } from '../auth/principal';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 import { MeterTicket } from './meter-ticket';
@@ -69,6 +70,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
       throw new ServiceUnavailableError('usage accounting', error);
     }
     if (!result.ok) {
+      allowanceRejections.inc({ cause: 'monthly' });
       throw monthlyLimitExceeded(plan, rateLimitHeaders(result.limit, 0, result.periodEnd));
     }
     return {
