@@ -143,8 +143,8 @@ describe('monthly allowance (metering)', () => {
     expect(inFlight).toMatchObject({ used: 0, reserved: 1 });
     controller.abort();
     expect(String(await pending)).toMatch(/abort/i);
-    // The handler finishes after the client left: the unit is released, not committed.
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    // The handler finishes after the client left (settledUsage waits for that): the unit is
+    // released, not committed.
     expect(await settledUsage(db, account.accountId)).toEqual({ used: 0, reserved: 0 });
 
     // Completed, the same request counts.

@@ -1,4 +1,6 @@
 import {
+  AuctionFilters,
+  AuctionScope,
   countQuery,
   descriptionTokenPatterns,
   escapeLike,
@@ -6,69 +8,123 @@ import {
   keywordIndexable,
   keywordStrategy,
   pageQuery,
+  PageRequest,
+  SqlQuery,
 } from './auction-query';
 
+/**
+ * The statements' results are the subject of auctions.repository.integration-spec.ts (real
+ * PostgreSQL). Here: what can be known without a database — every value travels as a bind
+ * parameter, placeholders are numbered without gaps, and the keyword helpers.
+ */
+
+/** A value of each filter that would break the statement (or widen it) if spliced into its text. */
+const HOSTILE = `x' OR '1'='1`;
+const HOSTILE_FILTERS: AuctionFilters = {
+  make: `${HOSTILE} make`,
+  model: `${HOSTILE} model`,
+  vin: `${HOSTILE} vin`,
+  seller_username: `${HOSTILE} seller`,
+  year_min: 1960,
+  year_max: 1970,
+  price_min: 1001,
+  price_max: 2002,
+  status: `${HOSTILE} status`,
+  source: `${HOSTILE} source`,
+  keyword: `${HOSTILE} keyword`,
+  ending_after: '2030-01-01T00:00:00Z',
+  ending_before: '2030-01-02T00:00:00+01:00',
+  updated_since: '2029-12-31T00:00:00Z',
+};
+
+/** The placeholder numbers a statement uses. */
+function placeholders(query: SqlQuery): number[] {
+  return [...new Set([...query.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])))].sort((a, b) => a - b);
+}
+
+/** Every bound value is referenced, and nothing beyond them: $1…$n, n = values.length. */
+function expectDenseBinding(query: SqlQuery): void {
+  expect(placeholders(query)).toEqual(query.values.map((_, i) => i + 1));
+}
+
+const PAGE: Omit<PageRequest, 'scope'> = { filters: HOSTILE_FILTERS, order: { sort: 'price', direction: 'asc' }, limit: 50 };
+
+/** Page requests covering every optional part of the statement. */
+function pageVariants(scope: AuctionScope): [string, PageRequest][] {
+  return [
+    ['first page', { ...PAGE, scope }],
+    ['offset page', { ...PAGE, scope, offset: 100 }],
+    ['keyset page', { ...PAGE, scope, after: { key: '145000', id: '42' } }],
+    ['keyset page in the nulls tail', { ...PAGE, scope, after: { key: null, id: '42' } }],
+    ['nulls only', { ...PAGE, scope, nullsOnly: true }],
+    ['with the data version', { ...PAGE, scope, with: 'data_version' }],
+    ['with the total, after a position', { ...PAGE, scope, with: 'total', after: { key: '145000', id: '42' } }],
+    ['walking for a keyword', { ...PAGE, scope, keywordStrategy: 'walk' }],
+    ['collecting for a keyword', { ...PAGE, scope, keywordStrategy: 'bitmap' }],
+  ];
+}
+
 describe('auction SQL', () => {
-  it('binds every filter as a parameter, with the scope first', () => {
-    const { text, values } = countQuery('completed', {
-      make: 'Porsche',
-      model: '911',
-      vin: 'WP0',
-      seller_username: 'x',
-      year_min: 1960,
-      year_max: 1970,
-      price_min: 1,
-      price_max: 2,
-      status: 'bid to',
-      source: 'hagerty',
-      keyword: 'gt',
-    });
-    expect(text).toBe(
-      'SELECT count(*)::int AS total FROM auctions WHERE NOT is_live AND ocd_make_name = $1 AND ocd_model_name = $2 ' +
-        'AND vin = $3 AND seller_username = $4 AND auction_status = $5 AND source = $6 AND year >= $7 AND year <= $8 ' +
-        'AND price >= $9 AND price <= $10 AND (title ILIKE $11 OR description ILIKE $11)',
-    );
-    expect(values).toEqual(['Porsche', '911', 'WP0', 'x', 'bid to', 'hagerty', 1960, 1970, 1, 2, '%gt%']);
+  it('binds every filter value as a parameter and never writes one into the text', () => {
+    for (const scope of ['completed', 'live'] as const) {
+      const statements: [string, SqlQuery][] = [
+        ['count', countQuery(scope, HOSTILE_FILTERS)],
+        ...pageVariants(scope).map(([name, request]): [string, SqlQuery] => [name, pageQuery(request)]),
+      ];
+      for (const [name, query] of statements) {
+        expect({ scope, name, hostile: query.text.includes(HOSTILE) }).toEqual({ scope, name, hostile: false });
+        for (const value of ['1960', '1970', '1001', '2002', '2030-01-01', '145000', "'42'"]) {
+          expect({ scope, name, value, inText: query.text.includes(value) }).toEqual({ scope, name, value, inText: false });
+        }
+        for (const [filter, value] of Object.entries(HOSTILE_FILTERS)) {
+          const bound = filter === 'keyword' ? `%${value}%` : value;
+          expect({ scope, name, filter, bound: query.values.includes(bound) }).toEqual({ scope, name, filter, bound: true });
+        }
+      }
+    }
   });
 
-  it('scopes live auctions and casts instants', () => {
-    const { text, values } = countQuery('live', {
-      ending_after: '2030-01-01T00:00:00Z',
-      ending_before: '2030-01-02T00:00:00+01:00',
-      updated_since: '2029-12-31T00:00:00Z',
-    });
-    expect(text).toBe(
-      'SELECT count(*)::int AS total FROM auctions WHERE is_live AND auction_end_at >= $1::timestamptz ' +
-        'AND auction_end_at <= $2::timestamptz AND updated_at >= $3::timestamptz',
-    );
-    expect(values).toHaveLength(3);
+  it('numbers placeholders $1…$n for exactly the values it binds', () => {
+    for (const scope of ['completed', 'live'] as const) {
+      expectDenseBinding(countQuery(scope, HOSTILE_FILTERS));
+      expectDenseBinding(countQuery(scope, {}));
+      expectDenseBinding(countQuery(scope, { keyword: 'matching numbers' }));
+      for (const [, request] of pageVariants(scope)) expectDenseBinding(pageQuery(request));
+      expectDenseBinding(pageQuery({ scope, filters: {}, order: { sort: 'date', direction: 'desc' }, limit: 1 }));
+    }
   });
 
-  it('escapes LIKE wildcards in keywords', () => {
+  it('binds the page size, offset and keyset position', () => {
+    const filters = { make: 'BMW' };
+    const order = { sort: 'date', direction: 'desc' } as const;
+    expect(pageQuery({ scope: 'completed', filters, order, limit: 50, offset: 100 }).values).toEqual(['BMW', 50, 100]);
+    // No offset parameter for the first page.
+    expect(pageQuery({ scope: 'completed', filters, order, limit: 50, offset: 0 }).values).toEqual(['BMW', 50]);
+    expect(pageQuery({ scope: 'completed', filters, order, limit: 51, after: { key: '2025-06-01', id: '42' } }).values).toEqual([
+      'BMW', '42', '2025-06-01', 51,
+    ]);
+    expect(pageQuery({ scope: 'completed', filters, order, limit: 51, after: { key: null, id: '42' } }).values).toEqual(['BMW', '42', 51]);
+    // The total and the data version add no parameter: the total reuses the filters' ones.
+    const counted = pageQuery({ scope: 'live', filters, order, limit: 51, after: { key: '2030-01-01T00:00:00.000000Z', id: '5' }, with: 'total' });
+    expect(counted.values).toEqual(['BMW', '5', '2030-01-01T00:00:00.000000Z', 51]);
+    expect(pageQuery({ scope: 'completed', filters, order, limit: 50, with: 'data_version' }).values).toEqual(['BMW', 50]);
+  });
+
+  it('escapes LIKE wildcards in keywords and binds the pattern once for title and description', () => {
     expect(escapeLike('100%_a\\b')).toBe('100\\%\\_a\\\\b');
     expect(countQuery('completed', { keyword: '50%' }).values).toEqual(['%50\\%%', '%50\\%%']);
     expect(countQuery('live', { keyword: '50%' }).values).toEqual(['%50\\%%']);
   });
 
-  it('finds description candidates through the token vocabulary, then tests ILIKE on each', () => {
-    const { text, values } = countQuery('completed', { keyword: 'matching numbers' });
-    expect(text).toBe(
-      'SELECT count(*)::int AS total FROM auctions WHERE NOT is_live AND (title ILIKE $1 OR (' +
-        "string_to_array(description, ' ') && (SELECT coalesce(array_agg(token), '{}') FROM description_tokens WHERE token ILIKE $2) AND " +
-        "string_to_array(description, ' ') && (SELECT coalesce(array_agg(token), '{}') FROM description_tokens WHERE token ILIKE $3) AND " +
-        'description ILIKE $1))',
-    );
-    expect(values).toEqual(['%matching numbers%', '%matching', 'numbers%']);
-    // A page that walks the sort index tests rows one by one: no lookups.
-    const walk = pageQuery({
-      scope: 'completed',
-      filters: { keyword: 'matching numbers' },
-      order: { sort: 'date', direction: 'desc' },
-      limit: 50,
-      keywordStrategy: 'walk',
-    });
-    expect(walk.text).not.toContain('description_tokens');
-    expect(walk.text).toContain('(title ILIKE $1 OR description ILIKE $1)');
+  it('binds description token lookups for counts and collecting pages, none for a page that walks', () => {
+    const expected = ['%matching numbers%', '%matching', 'numbers%'];
+    expect(countQuery('completed', { keyword: 'matching numbers' }).values).toEqual(expected);
+    const request: PageRequest = { scope: 'completed', filters: { keyword: 'matching numbers' }, order: { sort: 'date', direction: 'desc' }, limit: 50 };
+    expect(pageQuery({ ...request, keywordStrategy: 'bitmap' }).values).toEqual([...expected, 50]);
+    expect(pageQuery(request).values).toEqual([...expected, 50]);
+    expect(pageQuery({ ...request, keywordStrategy: 'walk' }).values).toEqual(['%matching numbers%', 50]);
+    // Live rows have trigram indexes of their own: no token lookups.
+    expect(countQuery('live', { keyword: 'matching numbers' }).values).toEqual(['%matching numbers%']);
   });
 
   it('derives one vocabulary pattern per fragment from where the keyword has spaces', () => {
@@ -85,70 +141,6 @@ describe('auction SQL', () => {
     expect(keywordIndexable('V12 is ok')).toBe(true);
     expect(keywordIndexable('a b c')).toBe(false);
     expect(keywordIndexable('gt')).toBe(false);
-  });
-
-  it('orders by the sort column with nulls last and the id tiebreaker, then reads rows by id', () => {
-    const { text, values } = pageQuery({
-      scope: 'completed',
-      filters: { make: 'BMW' },
-      order: { sort: 'price', direction: 'asc' },
-      limit: 50,
-      offset: 100,
-    });
-    expect(text).toContain(
-      'FROM (SELECT id FROM auctions WHERE NOT is_live AND ocd_make_name = $1 ORDER BY price ASC NULLS LAST, id ASC LIMIT $2 OFFSET $3) page',
-    );
-    expect(text).toContain('JOIN auctions a ON a.id = page.id CROSS JOIN LATERAL (SELECT a.id AS id,');
-    expect(text).toContain(') item ORDER BY a.price ASC NULLS LAST, a.id ASC');
-    expect(text).toContain('a.price::text AS sort_key');
-    expect(text).not.toContain('a.updated_at');
-    expect(values).toEqual(['BMW', 50, 100]);
-  });
-
-  it('adds updated_at for live items and an exact text key for timestamps', () => {
-    const { text } = pageQuery({ scope: 'live', filters: {}, order: { sort: 'ending', direction: 'asc' }, limit: 10 });
-    expect(text).toContain('a.updated_at');
-    expect(text).toContain(`to_char(a.auction_end_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS sort_key`);
-    expect(text).not.toContain('OFFSET');
-  });
-
-  it('continues after a keyset position with a row comparison, or inside the nulls tail', () => {
-    const after = pageQuery({
-      scope: 'completed',
-      filters: { source: 'hemmings' },
-      order: { sort: 'date', direction: 'desc' },
-      limit: 51,
-      after: { key: '2025-06-01', id: '42' },
-    });
-    expect(after.text).toContain('AND (auction_end_date, id) < ($3::date, $2::bigint) ORDER BY auction_end_date DESC NULLS LAST, id DESC LIMIT $4');
-    expect(after.values).toEqual(['hemmings', '42', '2025-06-01', 51]);
-
-    const asc = pageQuery({
-      scope: 'completed',
-      filters: {},
-      order: { sort: 'year', direction: 'asc' },
-      limit: 5,
-      after: { key: '1967', id: '7' },
-    });
-    expect(asc.text).toContain('(year, id) > ($2::integer, $1::bigint)');
-
-    const tail = pageQuery({
-      scope: 'completed',
-      filters: {},
-      order: { sort: 'price', direction: 'desc' },
-      limit: 5,
-      after: { key: null, id: '9' },
-    });
-    expect(tail.text).toContain('AND price IS NULL AND id < $1::bigint');
-
-    const nulls = pageQuery({
-      scope: 'completed',
-      filters: {},
-      order: { sort: 'bids', direction: 'asc' },
-      limit: 3,
-      nullsOnly: true,
-    });
-    expect(nulls.text).toContain('WHERE NOT is_live AND bid_count IS NULL ORDER BY bid_count ASC NULLS LAST, id ASC');
   });
 
   it('gives one cache key per filter set, whatever the member order', () => {
@@ -170,29 +162,5 @@ describe('auction SQL', () => {
     // One or two characters have no trigram to look up, nor fragments this short a token.
     expect(keywordStrategy(10, 1_000_000, 50, 'gt')).toBe('walk');
     expect(keywordStrategy(10, 1_000_000, 50, 'a b c')).toBe('walk');
-  });
-
-  it('brings the data version or the exact total along on every row of a page', () => {
-    const versioned = pageQuery({
-      scope: 'completed',
-      filters: { make: 'BMW' },
-      order: { sort: 'date', direction: 'desc' },
-      limit: 50,
-      with: 'data_version',
-    });
-    expect(versioned.text).toContain(
-      'AS sort_key, (SELECT coalesce(sum(version), 0)::text FROM auction_data_version) AS data_version FROM',
-    );
-    const counted = pageQuery({
-      scope: 'live',
-      filters: { make: 'BMW' },
-      order: { sort: 'ending', direction: 'asc' },
-      limit: 51,
-      after: { key: '2030-01-01T00:00:00.000000Z', id: '5' },
-      with: 'total',
-    });
-    // The total counts the filters only, not the keyset position.
-    expect(counted.text).toContain('(SELECT count(*)::int FROM auctions WHERE is_live AND ocd_make_name = $1) AS total');
-    expect(counted.text).toContain('(auction_end_at, id) > ($3::timestamptz, $2::bigint)');
   });
 });
