@@ -11,6 +11,7 @@ import { createDataSource, runMigrations } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import { createDatabase, createVhost, deleteVhost, dropDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
+import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag } from '../common/args';
 
 /**
  * Ingestion benchmark:
@@ -89,40 +90,43 @@ interface Options {
   queueV2: boolean;
 }
 
-function parseArgs(argv: string[]): Options {
-  const options: Options = {
-    auctions: 30000,
-    seed: '1',
-    batchSize: 1000,
-    concurrency: 2,
-    keep: false,
-    bare: false,
-    splitRelay: false,
-    prefill: false,
-    queueV2: false,
+const USAGE = `Usage: node dist/tools/bench/ingest/main.js [options]
+
+  --auctions N       completed auctions of the data set, plus its live ones (default 30000)
+  --seed S           data set seed (default "1")
+  --batch-size N     the change-detector's OBSERVATION_BATCH_SIZE (default 1000)
+  --concurrency N    the change-detector's OBSERVATION_CONCURRENCY (default 2)
+  --split-relay      run the outbox relay in a second change-detector process
+  --bare             drop the keyword indexes and disable the triggers on auctions
+  --prefill          queue every observation before the change-detector starts
+  --queue-v2         set the operator policy queue-version: 2 on the bench vhost
+  --keep             keep the database and vhost afterwards
+  -h, --help         this text`;
+
+function parseOptions(argv: readonly string[]): Options | 'help' {
+  const flags = parseFlags(argv, {
+    auctions: { type: 'string' },
+    seed: { type: 'string' },
+    'batch-size': { type: 'string' },
+    concurrency: { type: 'string' },
+    keep: { type: 'boolean' },
+    bare: { type: 'boolean' },
+    'split-relay': { type: 'boolean' },
+    prefill: { type: 'boolean' },
+    'queue-v2': { type: 'boolean' },
+  });
+  if (flags === 'help') return 'help';
+  return {
+    auctions: integerFlag(flags, 'auctions', 30000, 1),
+    seed: stringFlag(flags, 'seed', '1'),
+    batchSize: integerFlag(flags, 'batch-size', 1000, 1),
+    concurrency: integerFlag(flags, 'concurrency', 2, 1),
+    keep: booleanFlag(flags, 'keep'),
+    bare: booleanFlag(flags, 'bare'),
+    splitRelay: booleanFlag(flags, 'split-relay'),
+    prefill: booleanFlag(flags, 'prefill'),
+    queueV2: booleanFlag(flags, 'queue-v2'),
   };
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    const value = () => {
-      const v = argv[(i += 1)];
-      if (v === undefined) throw new Error(`${arg} needs a value`);
-      return v;
-    };
-    if (arg === '--auctions') options.auctions = Number(value());
-    else if (arg === '--seed') options.seed = value();
-    else if (arg === '--batch-size') options.batchSize = Number(value());
-    else if (arg === '--concurrency') options.concurrency = Number(value());
-    else if (arg === '--keep') options.keep = true;
-    else if (arg === '--bare') options.bare = true;
-    else if (arg === '--split-relay') options.splitRelay = true;
-    else if (arg === '--prefill') options.prefill = true;
-    else if (arg === '--queue-v2') options.queueV2 = true;
-    else throw new Error(`unknown argument ${arg}`);
-  }
-  for (const [key, n] of [['auctions', options.auctions], ['batch-size', options.batchSize], ['concurrency', options.concurrency]] as const) {
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--${key} must be a positive integer`);
-  }
-  return options;
 }
 
 const log = (message: string) => process.stderr.write(`bench:ingest ${message}\n`);
@@ -156,7 +160,7 @@ async function emptyTables(dataSource: DataSource): Promise<void> {
 }
 
 async function main(): Promise<number> {
-  const options = parseArgs(process.argv.slice(2));
+  const options = commandLine('bench:ingest', USAGE, parseOptions);
   log(`${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const databaseUrl = await createDatabase(NAME);
   const rabbitUrl = createVhost(NAME);

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ChildProcess, spawn } from 'node:child_process';
 import { freePort } from '@cars/runtime';
 import { summarize } from '../common/latency';
+import { booleanFlag, commandLine, integerFlag, parseFlags } from '../common/args';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -43,23 +44,31 @@ interface Options {
   keep: boolean;
 }
 
-function parseOptions(argv: string[]): Options {
-  const options: Options = { requests: 3000, warmup: 300, concurrency: 16, duration: 5, keep: false };
-  for (let i = 0; i < argv.length; i += 1) {
-    const flag = argv[i];
-    const value = () => {
-      const n = Number(argv[(i += 1)]);
-      if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} needs a non-negative integer`);
-      return n;
-    };
-    if (flag === '--requests') options.requests = value();
-    else if (flag === '--warmup') options.warmup = value();
-    else if (flag === '--concurrency') options.concurrency = value();
-    else if (flag === '--duration') options.duration = value();
-    else if (flag === '--keep') options.keep = true;
-    else throw new Error(`unknown option ${flag}`);
-  }
-  return options;
+const USAGE = `Usage: node dist/tools/bench/metering/main.js [options]
+
+  --requests N       sequential requests measured against each gateway (default 3000)
+  --warmup N         warm-up requests to each gateway (default 300)
+  --concurrency N    connections of the concurrent run (default 16)
+  --duration S       seconds of the concurrent run (default 5)
+  --keep             keep the database and vhost afterwards
+  -h, --help         this text`;
+
+function parseOptions(argv: readonly string[]): Options | 'help' {
+  const flags = parseFlags(argv, {
+    requests: { type: 'string' },
+    warmup: { type: 'string' },
+    concurrency: { type: 'string' },
+    duration: { type: 'string' },
+    keep: { type: 'boolean' },
+  });
+  if (flags === 'help') return 'help';
+  return {
+    requests: integerFlag(flags, 'requests', 3000),
+    warmup: integerFlag(flags, 'warmup', 300),
+    concurrency: integerFlag(flags, 'concurrency', 16),
+    duration: integerFlag(flags, 'duration', 5),
+    keep: booleanFlag(flags, 'keep'),
+  };
 }
 
 const log = (message: string) => console.error(`[bench:metering] ${message}`);
@@ -148,7 +157,7 @@ async function deleteRedisPrefix(prefix: string): Promise<void> {
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
 async function main(): Promise<number> {
-  const options = parseOptions(process.argv.slice(2));
+  const options = commandLine('bench:metering', USAGE, parseOptions);
   const databaseUrl = databaseUrlFor(NAME);
   await adminQuery(`DROP DATABASE IF EXISTS "${NAME}" WITH (FORCE)`);
   await adminQuery(`CREATE DATABASE "${NAME}"`);

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createDataSource } from '@cars/persistence';
 import { createVhost } from '@cars/testing';
 import { Pool as PgPool } from 'pg';
+import { booleanFlag, commandLine, integerFlag, numberFlag, parseFlags, stringFlag } from '../common/args';
 import { BENCH_DATABASE, prepareDataset } from './dataset';
 import { explain, ExplainedStatement } from './explain';
 import { closedLoop, createClient, openLoop, Recorder, RunResult } from './load-generator';
@@ -46,37 +47,43 @@ interface Options {
   plans: boolean;
 }
 
-function parseArgs(argv: string[]): Options {
-  const options: Options = {
-    auctions: 1_000_000,
-    live: 1500,
-    seed: '1',
-    reload: false,
-    rate: 100,
-    seconds: 30,
-    concurrency: 16,
-    throughputSeconds: 15,
-    plans: false,
+const USAGE = `Usage: node dist/tools/bench/query/main.js [options]
+
+  --auctions N              completed auctions in the data set (default 1000000)
+  --live N                  live auctions (default 1500)
+  --seed S                  data set seed (default "1")
+  --reload                  regenerate the data set even when one of this size and seed is loaded
+  --rate R                  requests/s of the open-loop run (default 100)
+  --seconds S               length of the open-loop run (default 30)
+  --concurrency N           callers of the closed-loop run (default 16)
+  --throughput-seconds S    length of the closed-loop run (default 15)
+  --plans                   print the plan of every statement
+  -h, --help                this text`;
+
+function parseOptions(argv: readonly string[]): Options | 'help' {
+  const flags = parseFlags(argv, {
+    auctions: { type: 'string' },
+    live: { type: 'string' },
+    seed: { type: 'string' },
+    reload: { type: 'boolean' },
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    concurrency: { type: 'string' },
+    'throughput-seconds': { type: 'string' },
+    plans: { type: 'boolean' },
+  });
+  if (flags === 'help') return 'help';
+  return {
+    auctions: integerFlag(flags, 'auctions', 1_000_000, 1),
+    live: integerFlag(flags, 'live', 1500),
+    seed: stringFlag(flags, 'seed', '1'),
+    reload: booleanFlag(flags, 'reload'),
+    rate: numberFlag(flags, 'rate', 100, 'positive'),
+    seconds: numberFlag(flags, 'seconds', 30, 'positive'),
+    concurrency: integerFlag(flags, 'concurrency', 16, 1),
+    throughputSeconds: numberFlag(flags, 'throughput-seconds', 15, 'positive'),
+    plans: booleanFlag(flags, 'plans'),
   };
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    const value = () => {
-      const v = argv[(i += 1)];
-      if (v === undefined) throw new Error(`${arg} needs a value`);
-      return v;
-    };
-    if (arg === '--auctions') options.auctions = Number(value());
-    else if (arg === '--live') options.live = Number(value());
-    else if (arg === '--seed') options.seed = value();
-    else if (arg === '--reload') options.reload = true;
-    else if (arg === '--rate') options.rate = Number(value());
-    else if (arg === '--seconds') options.seconds = Number(value());
-    else if (arg === '--concurrency') options.concurrency = Number(value());
-    else if (arg === '--throughput-seconds') options.throughputSeconds = Number(value());
-    else if (arg === '--plans') options.plans = true;
-    else throw new Error(`unknown argument ${arg}`);
-  }
-  return options;
 }
 
 const P99_TARGET_MS = 50;
@@ -167,7 +174,7 @@ function throughputTable(classes: MixClass[], gateway: RunResult, bare: RunResul
 }
 
 async function main(): Promise<number> {
-  const options = parseArgs(process.argv.slice(2));
+  const options = commandLine('bench:query', USAGE, parseOptions);
   log(`${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
   const dataset = await prepareDataset(options);
 

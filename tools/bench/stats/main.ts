@@ -3,6 +3,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import { freePort } from '@cars/runtime';
 import { summarize } from '../common/latency';
+import { booleanFlag, commandLine, numberFlag, parseFlags } from '../common/args';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -53,50 +54,37 @@ interface Options {
   duration: number;
 }
 
-function parseOptions(argv: string[]): Options {
-  const options: Options = {
-    auctions: 1_000_000,
-    requests: 1000,
-    seed: 42,
-    reuse: false,
-    auth: true,
-    concurrency: 8,
-    duration: 10,
+const USAGE = `Usage: node dist/tools/bench/stats/main.js [options]
+
+  --auctions N       auctions of the data set (default 1000000)
+  --requests N       sequential requests per scenario (default 1000)
+  --seed N           data set seed (default 42)
+  --reuse            keep the database when it is loaded already
+  --no-auth          METERING_ENABLED=false: no authentication, plan check or metering
+  --concurrency N    connections of the concurrent run (default 8; 0 skips it)
+  --duration S       seconds of the concurrent run (default 10; 0 skips it)
+  -h, --help         this text`;
+
+function parseOptions(argv: readonly string[]): Options | 'help' {
+  const flags = parseFlags(argv, {
+    auctions: { type: 'string' },
+    requests: { type: 'string' },
+    seed: { type: 'string' },
+    reuse: { type: 'boolean' },
+    'no-auth': { type: 'boolean' },
+    concurrency: { type: 'string' },
+    duration: { type: 'string' },
+  });
+  if (flags === 'help') return 'help';
+  return {
+    auctions: numberFlag(flags, 'auctions', 1_000_000),
+    requests: numberFlag(flags, 'requests', 1000),
+    seed: numberFlag(flags, 'seed', 42),
+    reuse: booleanFlag(flags, 'reuse'),
+    auth: !booleanFlag(flags, 'no-auth'),
+    concurrency: numberFlag(flags, 'concurrency', 8),
+    duration: numberFlag(flags, 'duration', 10),
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const number = () => {
-      const value = Number(argv[++i]);
-      if (!Number.isFinite(value) || value < 0) throw new Error(`${flag} needs a non-negative number`);
-      return value;
-    };
-    switch (flag) {
-      case '--auctions':
-        options.auctions = number();
-        break;
-      case '--requests':
-        options.requests = number();
-        break;
-      case '--seed':
-        options.seed = number();
-        break;
-      case '--concurrency':
-        options.concurrency = number();
-        break;
-      case '--duration':
-        options.duration = number();
-        break;
-      case '--reuse':
-        options.reuse = true;
-        break;
-      case '--no-auth':
-        options.auth = false;
-        break;
-      default:
-        throw new Error(`unknown flag ${flag}`);
-    }
-  }
-  return options;
 }
 
 const log = (message: string) => console.error(`[bench:stats] ${message}`);
@@ -416,7 +404,7 @@ async function writeCost(client: Client, count: number): Promise<Record<string, 
 }
 
 async function main(): Promise<number> {
-  const options = parseOptions(process.argv.slice(2));
+  const options = commandLine('bench:stats', USAGE, parseOptions);
   const loadAtStart = loadavg();
   const databaseUrl = databaseUrlFor(DATABASE);
   const failures: string[] = [];
