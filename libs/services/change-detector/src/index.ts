@@ -1,4 +1,6 @@
 export * from './change-detector.module';
+export * from './change-detector.options';
+export * from './change-detector.runtime';
 export * from './observations/observation.processor';
 export * from './observations/ingest-lines';
 export * from './observations/decisions';

@@ -7,7 +7,10 @@ import { DataSource } from 'typeorm';
 import { pgPool, sqlState } from '../database/pg';
 import { ReferenceCache } from '../normalization/reference-cache';
 import { AUCTION_COLUMN_TYPES, AUCTION_COLUMNS, AuctionRow, BidRow, buildAuctionRow, buildBidRow } from '../observations/auction-row';
-import { PendingReasons } from '../observations/observation.processor';
+import { PendingReasons } from '../observations/batch-planner';
+import { auctionKey } from '../observations/keys';
+import { ObservationRepository } from '../observations/observation.repository';
+import { insertBidsSql, refreshBidderCountsSql, registerIdentitiesSql, upsertAuctionsSql } from '../observations/write-statements';
 import { copyLine } from './copy-text';
 
 export interface BulkLoadOptions {
@@ -39,7 +42,9 @@ export interface BulkLoadResult {
   ms: number;
 }
 
+/** Staged bid columns; `ord` is the bid's position in its chunk. */
 const BID_STAGE_COLUMNS = [
+  'ord',
   'source',
   'source_auction_id',
   'source_bid_id',
@@ -53,11 +58,44 @@ const BID_STAGE_COLUMNS = [
 type StagedBid = BidRow & { source_auction_id: string };
 
 /**
+ * The staged auctions as the write path's upsert reads them, with the distinct bidders of the
+ * chunk's bids (exact for a new auction; a stored one is recounted after its bids are merged).
+ */
+const STAGED_AUCTIONS = `(
+    SELECT s.*, c.n AS unique_bidder_count
+    FROM bulk_auctions s
+    LEFT JOIN (SELECT source, source_auction_id, count(DISTINCT bidder_name)::int AS n FROM bulk_bids GROUP BY 1, 2) c
+      ON c.source = s.source AND c.source_auction_id = s.source_auction_id
+  ) AS x`;
+
+/** The staged bids under their stored auction, once per identity (the latest in the chunk wins). */
+const STAGED_BIDS = `(
+    SELECT DISTINCT ON (s.source, s.source_bid_id) s.ord, a.id AS auction_id, s.source, s.source_bid_id,
+           s.bidder_name, s.amount, s.currency, s.bid_at, s.bid_at_local
+    FROM bulk_bids s JOIN auctions a ON a.source = s.source AND a.source_auction_id = s.source_auction_id
+    ORDER BY s.source, s.source_bid_id, s.ord DESC
+  ) AS x`;
+
+/** A stored auction is rewritten only by a newer observation, so loading a file again writes nothing. */
+const MERGE_AUCTIONS_SQL = upsertAuctionsSql(STAGED_AUCTIONS, { newerOnly: true });
+
+/** New bids and their identities in one statement; returns how many identities were registered. */
+const MERGE_BIDS_SQL = `
+  WITH new_bids AS (${insertBidsSql(STAGED_BIDS)}),
+  registered AS (${registerIdentitiesSql('new_bids AS x', '$1')})
+  SELECT count(*)::int AS n FROM registered`;
+
+const RECOUNT_BIDDERS_SQL = refreshBidderCountsSql(`ARRAY(
+    SELECT a.id FROM auctions a
+    JOIN unnest($1::text[], $2::text[]) AS k(source, source_auction_id)
+      ON a.source = k.source AND a.source_auction_id = k.source_auction_id)`);
+
+/**
  * Loads an initial data set fast, without events: the same normalization and row building as
- * the pipeline, rows streamed with COPY into staging tables, then merged with multi-row
- * statements (auction upserts keep the newest observation; bids are inserted once per identity
- * and their identities registered, so a later observation of the same bid never fires
- * `bid.created`). Idempotent: loading the same file twice changes nothing.
+ * the pipeline, rows streamed with COPY into staging tables, then merged with the pipeline's
+ * statements (write-statements.ts) over them (auction upserts keep the newest observation; bids
+ * are inserted once per identity and their identities registered, so a later observation of the
+ * same bid never fires `bid.created`). Idempotent: loading the same file twice changes nothing.
  */
 export async function bulkLoadObservations(
   dataSource: DataSource,
@@ -83,11 +121,12 @@ export async function bulkLoadObservations(
       await client.query(`
         CREATE TEMP TABLE IF NOT EXISTS bulk_auctions (${AUCTION_COLUMNS.map((c) => `${c} ${AUCTION_COLUMN_TYPES[c]}`).join(', ')});
         CREATE TEMP TABLE IF NOT EXISTS bulk_bids (
-          source text, source_auction_id text, source_bid_id text, bidder_name text, amount bigint,
+          ord int, source text, source_auction_id text, source_bid_id text, bidder_name text, amount bigint,
           currency char(3), bid_at timestamptz, bid_at_local timestamp);
         TRUNCATE bulk_auctions, bulk_bids`);
     }
     const [main] = clients;
+    const repository = new ObservationRepository(pool);
     const reference = await new ReferenceCache().get(main);
     const idle = [...clients];
     let failure: unknown;
@@ -131,7 +170,7 @@ export async function bulkLoadObservations(
         continue;
       }
       try {
-        const key = `${observation.source}\u0000${observation.source_auction_id}`;
+        const key = auctionKey(observation.source, observation.source_auction_id);
         const rowBids = (observation.bids ?? []).map((bid) => ({
           ...buildBidRow(bid, source),
           source_auction_id: observation.source_auction_id,
@@ -166,17 +205,17 @@ export async function bulkLoadObservations(
          JOIN unnest($1::text[], $2::text[]) AS k(s, i) ON a.source = k.s AND a.source_auction_id = k.i`,
         [bidsOnly.map((o) => o.source), bidsOnly.map((o) => o.source_auction_id)],
       );
-      const stored = new Set(rows.map((r) => `${r.source}\u0000${r.source_auction_id}`));
-      const orphans = bidsOnly.filter((o) => !stored.has(`${o.source}\u0000${o.source_auction_id}`));
+      const stored = new Set(rows.map((r) => auctionKey(r.source, r.source_auction_id)));
+      const orphans = bidsOnly.filter((o) => !stored.has(auctionKey(o.source, o.source_auction_id)));
       // Their parent may have come in a later chunk than they did: load their bids now.
       const late: StagedBid[] = bidsOnly
-        .filter((o) => stored.has(`${o.source}\u0000${o.source_auction_id}`))
+        .filter((o) => stored.has(auctionKey(o.source, o.source_auction_id)))
         .flatMap((o) => (o.bids ?? []).map((bid) => ({ ...buildBidRow(bid, reference.sources.get(o.source)!), source_auction_id: o.source_auction_id })));
       if (late.length > 0) result.bids += (await mergeWithRetry(main, [], late, now)).bids;
-      await park(main, orphans, PendingReasons.ParentMissing);
+      await park(repository, main, orphans, PendingReasons.ParentMissing);
       result.pending = orphans.length;
     }
-    await park(main, parked, PendingReasons.UnknownSource);
+    await park(repository, main, parked, PendingReasons.UnknownSource);
     result.ms = Date.now() - started;
     return result;
   } finally {
@@ -205,13 +244,13 @@ async function mergeWithRetry(
   }
 }
 
-async function park(client: PoolClient, observations: Observation[], reason: string): Promise<void> {
+/** Parks observations in pending_observations with the write path's statement, 1,000 at a time. */
+async function park(repository: ObservationRepository, client: PoolClient, observations: Observation[], reason: string): Promise<void> {
   for (let i = 0; i < observations.length; i += 1000) {
     const slice = observations.slice(i, i + 1000);
-    await client.query(
-      `INSERT INTO pending_observations (source, source_auction_id, reason, observation)
-       SELECT s, i, $3, o FROM unnest($1::text[], $2::text[], $4::jsonb[]) AS x(s, i, o)`,
-      [slice.map((o) => o.source), slice.map((o) => o.source_auction_id), reason, slice.map((o) => JSON.stringify(o))],
+    await repository.insertPending(
+      client,
+      slice.map((o) => ({ source: o.source, source_auction_id: o.source_auction_id, reason, observation: o, received_at: null })),
     );
   }
 }
@@ -233,8 +272,11 @@ function* batched(lines: Iterable<string>): Generator<string> {
   if (buffer) yield buffer;
 }
 
-const UPDATABLE = AUCTION_COLUMNS.filter((c) => c !== 'source' && c !== 'source_auction_id');
-
+/**
+ * One chunk in one transaction: COPY into the staging tables, then the write path's auction
+ * upsert and bid inserts over them. Auctions that got bids without being inserted by this chunk
+ * (stored ones, bids-only observations) have their bidder count recounted.
+ */
 async function mergeChunk(
   client: PoolClient,
   auctions: AuctionRow[],
@@ -248,48 +290,22 @@ async function mergeChunk(
       for (const row of auctions) yield copyLine(AUCTION_COLUMNS.map((c) => row[c]));
     })());
     await copyInto(client, 'bulk_bids', BID_STAGE_COLUMNS, (function* () {
-      for (const bid of bids) yield copyLine(BID_STAGE_COLUMNS.map((c) => bid[c]));
+      for (const [ord, bid] of bids.entries()) yield copyLine(BID_STAGE_COLUMNS.map((c) => (c === 'ord' ? ord : bid[c])));
     })());
-    // unique_bidder_count comes with the insert (an UPDATE afterwards would rewrite every index
-    // entry of the fresh rows); bids arriving without their auction refresh it afterwards.
-    const written = await client.query(`
-      INSERT INTO auctions AS a (${AUCTION_COLUMNS.join(', ')}, unique_bidder_count)
-      SELECT ${AUCTION_COLUMNS.map((c) => `s.${c}`).join(', ')}, c.n
-      FROM bulk_auctions s
-      LEFT JOIN (SELECT source, source_auction_id, count(DISTINCT bidder_name)::int AS n FROM bulk_bids GROUP BY 1, 2) c
-        ON c.source = s.source AND c.source_auction_id = s.source_auction_id
-      ON CONFLICT (source, source_auction_id) DO UPDATE SET
-        ${UPDATABLE.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = now()
-      WHERE a.observed_at < EXCLUDED.observed_at`);
-    const inserted = await client.query(
-      `WITH staged AS (
-         SELECT DISTINCT ON (s.source, s.source_bid_id) a.id AS auction_id, s.*
-         FROM bulk_bids s JOIN auctions a ON a.source = s.source AND a.source_auction_id = s.source_auction_id
-         ORDER BY s.source, s.source_bid_id
-       ), new_bids AS (
-         INSERT INTO bids (auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local)
-         SELECT auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local FROM staged
-         ON CONFLICT (source, source_bid_id) DO NOTHING
-         RETURNING id, source, source_bid_id, auction_id
-       )
-       INSERT INTO bid_identities (source, source_bid_id, bid_id, auction_id, first_seen_at)
-       SELECT source, source_bid_id, id, auction_id, $1 FROM new_bids
-       ON CONFLICT (source, source_bid_id) DO NOTHING`,
-      [now.toISOString()],
-    );
-    if (auctions.length === 0 || (written.rowCount ?? 0) < auctions.length) {
-      await client.query(`
-        UPDATE auctions a SET unique_bidder_count = s.n
-        FROM (SELECT b.auction_id, count(DISTINCT b.bidder_name)::int AS n
-              FROM bids b
-              WHERE b.auction_id IN (SELECT a2.id FROM auctions a2
-                                     JOIN (SELECT DISTINCT source, source_auction_id FROM bulk_bids) k
-                                       ON a2.source = k.source AND a2.source_auction_id = k.source_auction_id)
-              GROUP BY b.auction_id) s
-        WHERE a.id = s.auction_id AND a.unique_bidder_count IS DISTINCT FROM s.n`);
+    const written = await client.query<{ source: string; source_auction_id: string; inserted: boolean }>(MERGE_AUCTIONS_SQL);
+    const merged = await client.query<{ n: number }>(MERGE_BIDS_SQL, [now.toISOString()]);
+    const inserted = new Set(written.rows.filter((w) => w.inserted).map((w) => auctionKey(w.source, w.source_auction_id)));
+    const recount = new Map<string, StagedBid>();
+    for (const bid of bids) {
+      const key = auctionKey(bid.source, bid.source_auction_id);
+      if (!inserted.has(key)) recount.set(key, bid);
+    }
+    if (recount.size > 0) {
+      const keys = [...recount.values()];
+      await client.query(RECOUNT_BIDDERS_SQL, [keys.map((b) => b.source), keys.map((b) => b.source_auction_id)]);
     }
     await client.query('COMMIT');
-    return { auctions: written.rowCount ?? 0, bids: inserted.rowCount ?? 0 };
+    return { auctions: written.rows.length, bids: merged.rows[0]?.n ?? 0 };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

@@ -1,4 +1,6 @@
-import { isDataError } from '@cars/persistence';
+import { isDataError, pgPoolOf } from '@cars/persistence';
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
 
 export { isDataError, pgPoolOf as pgPool, sqlState, withTransaction } from '@cars/persistence';
 
@@ -9,4 +11,9 @@ export { isDataError, pgPoolOf as pgPool, sqlState, withTransaction } from '@car
  */
 export function isObservationError(error: unknown): boolean {
   return isDataError(error) || error instanceof TypeError || error instanceof RangeError || error instanceof SyntaxError;
+}
+
+/** The pool itself, or the pool of a DataSource (what tools and tests hand to the services). */
+export function poolOf(database: Pool | DataSource): Pool {
+  return database instanceof Pool ? database : pgPoolOf(database);
 }

@@ -4,12 +4,14 @@ import {
   makeAliasEntries,
   MAKES,
   modelAliasEntries,
+  PG_POOL,
   runMigrations,
   SOURCES,
 } from '@cars/persistence';
+import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { pgPool, withTransaction } from '../database/pg';
+import { poolOf, withTransaction } from '../database/pg';
 import { Normalizer } from './normalizer';
 import { loadNormalizationTables } from './reference-cache';
 
@@ -32,11 +34,13 @@ export interface ReferenceLoadResult {
  * and recomputing `ocd_make_name` / `ocd_model_name` of stored auctions. None of it writes
  * events (SPEC.md Emission rules 3) nor touches `updated_at`.
  */
+@Injectable()
 export class NormalizationService {
   private readonly pool: Pool;
 
-  constructor(dataSource: DataSource) {
-    this.pool = pgPool(dataSource);
+  /** Takes the process's pool (injected), or a DataSource (tools and tests). */
+  constructor(@Inject(PG_POOL) database: Pool | DataSource) {
+    this.pool = poolOf(database);
   }
 
   /** Loads sources, makes, models and their aliases from the shipped catalog; keeps operator edits. */

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { isSourceId, sourceById } from '@cars/persistence';
 import { PoolClient } from 'pg';
 import { SourceContext } from '../observations/auction-row';
@@ -47,6 +48,7 @@ export async function loadSourceContexts(client: Pick<PoolClient, 'query'>): Pro
  * `reference_versions` counter (bumped by triggers on every change) moves. Read inside the
  * caller's transaction, so a batch sees one consistent version.
  */
+@Injectable()
 export class ReferenceCache {
   private snapshot: ReferenceSnapshot | null = null;
 

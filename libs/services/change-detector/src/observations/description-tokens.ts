@@ -1,3 +1,8 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+
+/** How many tokens `KnownDescriptionTokens` remembers at most (optional; default a million). */
+export const DESCRIPTION_TOKENS_CAPACITY = Symbol('DESCRIPTION_TOKENS_CAPACITY');
+
 /**
  * The change-detector's side of the description token vocabulary (migration DescriptionTokens).
  *
@@ -9,11 +14,12 @@
  *
  * Tokens are split exactly like the index expression `string_to_array(description, ' ')`.
  */
+@Injectable()
 export class KnownDescriptionTokens {
   private readonly known = new Set<string>();
 
   /** At most this many tokens are remembered; past it the memory starts over (it is only a shortcut). */
-  constructor(private readonly capacity = 1_000_000) {}
+  constructor(@Optional() @Inject(DESCRIPTION_TOKENS_CAPACITY) private readonly capacity: number = 1_000_000) {}
 
   /** The distinct tokens of these descriptions not known to be in the vocabulary. */
   unknown(descriptions: Iterable<string | null | undefined>): string[] {

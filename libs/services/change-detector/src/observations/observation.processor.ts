@@ -1,20 +1,25 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { buildEventEnvelope, errorMessage, EventAuction, EventTypes, Observation, ObservationAuction } from '@cars/contracts';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { errorMessage, Observation } from '@cars/contracts';
+import { PG_POOL } from '@cars/persistence';
 import { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
-import { isObservationError, pgPool, withTransaction } from '../database/pg';
+import { isObservationError, poolOf } from '../database/pg';
 import { ReferenceCache, ReferenceSnapshot } from '../normalization/reference-cache';
-import { AuctionRow, BidRow, buildAuctionRow, buildBidRow, eventAuction } from './auction-row';
-import { decideAuctionEvent, isEligible, meaningfulState } from './decisions';
-import { KnownDescriptionTokens } from './description-tokens';
 import {
-  ExistingAuction,
-  identityKey,
-  NewPending,
-  ObservationRepository,
-  OutboxInsert,
-  PendingSummary,
-} from './observation.repository';
+  auctionRowsToWrite,
+  auctionsNeedingBidders,
+  auctionsToRecount,
+  bidsToWrite,
+  groupByAuction,
+  PendingReasons,
+  planBatch,
+  storedBids,
+  withParked,
+} from './batch-planner';
+import { KnownDescriptionTokens } from './description-tokens';
+import { decideAuction, decideBidEvents, orderEvents, outboxRows } from './event-decider';
+import { auctionKey } from './keys';
+import { ObservationRepository, PendingSummary } from './observation.repository';
 
 export interface ProcessOptions {
   /**
@@ -52,29 +57,8 @@ export interface IngestOutcome {
   outcome: 'applied' | 'pending' | 'rejected';
 }
 
-export const PendingReasons = {
-  ParentMissing: 'parent auction not stored',
-  UnknownSource: 'unknown source',
-} as const;
-
+export { PendingReasons };
 export { parseObservation } from './observation-validator';
-
-interface Item {
-  observation: Observation;
-  /** Position in the batch, or -1 for an observation replayed from pending_observations. */
-  index: number;
-  receivedAt: string | null;
-  row?: AuctionRow;
-  excluded?: boolean;
-  bids: BidRow[];
-}
-
-interface Group {
-  key: string;
-  source: string;
-  sourceAuctionId: string;
-  items: Item[];
-}
 
 const emptyResult = (): ProcessResult => ({
   accepted: 0,
@@ -90,10 +74,6 @@ const emptyResult = (): ProcessResult => ({
 /** Rounds of one replay call; the backstop's next run continues a larger backlog. */
 const MAX_REPLAY_ROUNDS = 500;
 
-const keyOf = (source: string, sourceAuctionId: string) => `${source}\u001f${sourceAuctionId}`;
-/** A bid of the batch: its source id under its auction. */
-const bidKey = (bid: { source_bid_id: string; auction_id: string }) => `${bid.source_bid_id}\u0000${bid.auction_id}`;
-
 /**
  * Applies observations to the database in ONE transaction per batch (DESIGN.md §6): locks the
  * source auctions, normalizes make/model, upserts auction rows, inserts new bids and their
@@ -105,13 +85,25 @@ const bidKey = (bid: { source_bid_id: string; auction_id: string }) => `${bid.so
 export class ObservationProcessor {
   private readonly logger = new Logger(ObservationProcessor.name);
   private readonly pool: Pool;
-  private readonly repository = new ObservationRepository();
-  private readonly reference = new ReferenceCache();
-  private readonly tokens = new KnownDescriptionTokens();
+  private readonly repository: ObservationRepository;
+  private readonly reference: ReferenceCache;
+  private readonly tokens: KnownDescriptionTokens;
   private outcomesPrunedAt = 0;
 
-  constructor(dataSource: DataSource) {
-    this.pool = pgPool(dataSource);
+  /**
+   * In the module the parts are injected; outside it (tools, tests) `new ObservationProcessor(db)`
+   * builds its own over the pool of `db`.
+   */
+  constructor(
+    @Inject(PG_POOL) database: Pool | DataSource,
+    @Optional() repository?: ObservationRepository,
+    @Optional() reference?: ReferenceCache,
+    @Optional() tokens?: KnownDescriptionTokens,
+  ) {
+    this.pool = poolOf(database);
+    this.repository = repository ?? new ObservationRepository(this.pool);
+    this.reference = reference ?? new ReferenceCache();
+    this.tokens = tokens ?? new KnownDescriptionTokens();
   }
 
   /** One observation, in its own transaction. */
@@ -131,9 +123,9 @@ export class ObservationProcessor {
     const now = options.now;
     try {
       const recorded: string[] = [];
-      const result = await withTransaction(this.pool, async (client) => {
+      const result = await this.repository.transaction(async (client) => {
         recorded.length = 0; // a retried transaction starts over
-        return this.apply(client, observations, now ?? (await transactionTime(client)), recorded);
+        return this.apply(client, observations, now ?? (await this.repository.transactionTime(client)), recorded);
       });
       this.tokens.remember(recorded);
       return result;
@@ -169,14 +161,14 @@ export class ObservationProcessor {
     const batchSize = options.batchSize ?? 200;
     let rounds = 0;
     for (;;) {
-      const keys = await withTransaction(this.pool, (client) =>
+      const keys = await this.repository.transaction((client) =>
         this.repository.readyPendingKeys(client, batchSize, PendingReasons.ParentMissing),
       );
       if (keys.length === 0) return total;
       const recorded: string[] = [];
-      const one = await withTransaction(this.pool, async (client) => {
+      const one = await this.repository.transaction(async (client) => {
         recorded.length = 0;
-        return this.apply(client, [], options.now ?? (await transactionTime(client)), recorded, keys);
+        return this.apply(client, [], options.now ?? (await this.repository.transactionTime(client)), recorded, keys);
       });
       this.tokens.remember(recorded);
       total.pending += one.pending;
@@ -209,18 +201,15 @@ export class ObservationProcessor {
   }
 
   /** How many observations wait in pending_observations, since when and why. */
-  async pendingSummary(): Promise<PendingSummary> {
-    const client = await this.pool.connect();
-    try {
-      return await this.repository.pendingSummary(client);
-    } finally {
-      client.release();
-    }
+  pendingSummary(): Promise<PendingSummary> {
+    return this.repository.pendingSummary();
   }
 
   /**
-   * `recorded` receives the description tokens added to the vocabulary (known once committed).
-   * `replay` names auctions without a new observation whose parked observations go on now.
+   * One batch in its transaction: lock and read the auctions, plan the batch, write the rows,
+   * decide the events, write them and the observations that wait. `recorded` receives the
+   * description tokens added to the vocabulary (known once committed); `replay` names auctions
+   * without a new observation whose parked observations go on now.
    */
   private async apply(
     client: PoolClient,
@@ -229,216 +218,48 @@ export class ObservationProcessor {
     recorded: string[],
     replay: readonly { source: string; source_auction_id: string }[] = [],
   ): Promise<ProcessResult> {
-    const result = emptyResult();
-    const groups = new Map<string, Group>();
-    const groupOf = (source: string, sourceAuctionId: string): Group => {
-      const key = keyOf(source, sourceAuctionId);
-      let group = groups.get(key);
-      if (!group) {
-        group = { key, source, sourceAuctionId, items: [] };
-        groups.set(key, group);
-      }
-      return group;
-    };
-    observations.forEach((observation, index) =>
-      groupOf(observation.source, observation.source_auction_id).items.push({ observation, index, receivedAt: null, bids: [] }),
-    );
-    for (const key of replay) groupOf(key.source, key.source_auction_id);
-    const all = [...groups.values()];
-    const sources = all.map((g) => g.source);
-    const ids = all.map((g) => g.sourceAuctionId);
-
-    const version = await this.repository.lockKeys(client, all.map((g) => g.key));
+    const grouped = groupByAuction(observations, replay);
+    const groups = [...grouped.values()];
+    const sources = groups.map((g) => g.source);
+    const ids = groups.map((g) => g.sourceAuctionId);
+    const version = await this.repository.lockKeys(client, groups.map((g) => g.key));
     const reference = await this.reference.get(client, version);
-    const existing = new Map(
-      (await this.repository.findForUpdate(client, sources, ids)).map((row) => [keyOf(row.source, row.source_auction_id), row]),
-    );
-    // Observations parked earlier for these auctions come first (they were received earlier).
-    for (const pending of await this.repository.takePending(client, sources, ids)) {
-      const group = groupOf(pending.source, pending.source_auction_id);
-      group.items.unshift({ observation: pending.observation as Observation, index: -1, receivedAt: pending.received_at, bids: [] });
-    }
+    const stored = await this.repository.findForUpdate(client, sources, ids);
+    const existing = new Map(stored.map((row) => [auctionKey(row.source, row.source_auction_id), row]));
+    const parked = await this.repository.takePending(client, sources, ids);
+    const batch = planBatch(withParked(grouped, parked).values(), existing, reference);
+    for (const reason of batch.dropped) this.logger.warn(`dropping a pending observation that can no longer be applied: ${reason}`);
 
-    const pending: NewPending[] = [];
-    const park = (item: Item, reason: string) => {
-      pending.push({
-        source: item.observation.source,
-        source_auction_id: item.observation.source_auction_id,
-        reason,
-        observation: item.observation,
-        received_at: item.receivedAt,
-      });
-      if (item.index >= 0) {
-        result.accepted += 1;
-        result.pendingIndexes.push(item.index);
-      }
-      result.pending += 1;
-    };
-    const reject = (item: Item, reason: string) => {
-      if (item.index >= 0) result.rejected.push({ index: item.index, reason });
-      else this.logger.warn(`dropping a pending observation that can no longer be applied: ${reason}`);
-    };
-
-    interface Plan {
-      group: Group;
-      before: ExistingAuction | undefined;
-      final: Item | undefined;
-      items: Item[];
-    }
-    const plans: Plan[] = [];
-    for (const group of groups.values()) {
-      if (group.items.length === 0) continue; // replayed by another transaction meanwhile
-      const source = reference.sources.get(group.source);
-      if (!source) {
-        for (const item of group.items) park(item, PendingReasons.UnknownSource);
-        continue;
-      }
-      const items: Item[] = [];
-      for (const item of group.items) {
-        try {
-          const auction = item.observation.auction;
-          if (auction) {
-            const names = reference.normalizer.normalize(auction.make, auction.model);
-            item.row = buildAuctionRow(item.observation as Observation & { auction: ObservationAuction }, source, names);
-            item.excluded = names.excluded;
-          }
-          item.bids = (item.observation.bids ?? []).map((bid) => buildBidRow(bid, source));
-          items.push(item);
-        } catch (error) {
-          reject(item, `invalid observation: ${errorMessage(error)}`);
-        }
-      }
-      if (items.length === 0) continue;
-      const before = existing.get(group.key);
-      // The newest auction state wins; one older than the stored state is stale (bids still count).
-      let final: Item | undefined;
-      for (const item of items) {
-        if (!item.row) continue;
-        if (before && item.row.observed_at < before.observed_at) continue;
-        if (!final || item.row.observed_at >= final.row!.observed_at) final = item;
-      }
-      if (!before && !final) {
-        for (const item of items) park(item, PendingReasons.ParentMissing);
-        continue;
-      }
-      for (const item of items) if (item.index >= 0) result.accepted += 1;
-      plans.push({ group, before, final, items });
-    }
-
-    // unique_bidder_count travels with the auction row (a second UPDATE of the row would rewrite
-    // every index entry): distinct bidder names stored so far plus those of this batch.
-    const storedBidders = await this.repository.bidderNames(
-      client,
-      plans.filter((p) => p.final && p.before && p.items.some((i) => i.bids.length > 0)).map((p) => p.before!.id),
-    );
-    const rows = plans
-      .filter((p) => p.final)
-      .map((p) => {
-        const names = new Set(p.before ? storedBidders.get(p.before.id) ?? [] : []);
-        for (const item of p.items) for (const b of item.bids) if (b.bidder_name != null) names.add(b.bidder_name);
-        const any = p.items.some((i) => i.bids.length > 0) || storedBidders.has(p.before?.id ?? '');
-        return { ...p.final!.row!, unique_bidder_count: any ? names.size : null };
-      });
+    const storedBidders = await this.repository.bidderNames(client, auctionsNeedingBidders(batch.plans));
+    const rows = auctionRowsToWrite(batch.plans, storedBidders);
     // Keyword search needs every description token in the vocabulary; only the unknown ones travel.
     const tokens = this.tokens.unknown(rows.map((row) => row.description));
     await this.repository.recordDescriptionTokens(client, tokens);
     recorded.push(...tokens);
     const written = await this.repository.upsertAuctions(client, rows);
-    const writtenIds = new Map(written.map((w) => [keyOf(w.source, w.source_auction_id), w]));
+    const writtenIds = new Map(written.map((w) => [auctionKey(w.source, w.source_auction_id), w.id]));
+    const auctionIds = batch.plans.map((plan) => plan.before?.id ?? required(writtenIds.get(plan.group.key), plan.group.key));
+    const auctions = batch.plans.map((plan, i) => decideAuction(plan, auctionIds[i], reference.normalizer));
 
-    // Decide the auction events; collect the bids of every plan.
-    interface Parent {
-      auctionId: string;
-      eligible: boolean;
-      make: string | null;
-      /** The listed make while the canonical one is unknown. */
-      listedMake: string | null;
-      source: string;
-    }
-    const parents = new Map<string, Parent>();
-    const eventsByGroup = new Map<string, OutboxInsert[]>();
-    const bids: (BidRow & { auction_id: string })[] = [];
-    for (const plan of plans) {
-      const auctionId = plan.before?.id ?? writtenIds.get(plan.group.key)!.id;
-      const events: OutboxInsert[] = [];
-      let eligible: boolean;
-      let make: string | null;
-      let listedMake: string | null;
-      if (plan.final) {
-        const row = plan.final.row!;
-        eligible = isEligible(row, plan.final.excluded);
-        make = row.ocd_make_name;
-        listedMake = make === null ? row.listing_make : null;
-        const after: EventAuction = eventAuction(auctionId, row);
-        const decision = decideAuctionEvent(plan.before ? meaningfulState(plan.before) : null, meaningfulState(after));
-        if (plan.before === undefined) result.auctionsCreated += 1;
-        else if (decision) result.auctionsUpdated += 1;
-        if (decision && eligible) {
-          const envelope = buildEventEnvelope(decision.type, { auction: after, changes: decision.changes }, now);
-          events.push(this.outboxRow(envelope, { auctionId, make, listedMake, source: row.source }));
-        }
-      } else {
-        const before = plan.before!;
-        const names = reference.normalizer.normalize(before.make, before.model);
-        eligible = isEligible(before, names.excluded);
-        make = before.ocd_make_name;
-        listedMake = make === null ? before.make : null;
-      }
-      parents.set(plan.group.key, { auctionId, eligible, make, listedMake, source: plan.group.source });
-      eventsByGroup.set(plan.group.key, events);
-      const unique = new Map<string, BidRow>();
-      for (const item of plan.items) for (const bid of item.bids) unique.set(bid.source_bid_id, bid);
-      for (const bid of unique.values()) bids.push({ ...bid, auction_id: auctionId });
-    }
-
+    const bids = bidsToWrite(batch.plans, auctionIds);
     const inserted = await this.repository.insertBids(client, bids);
-    const insertedKeys = new Set(inserted.map((b) => bidKey(b)));
-    await this.repository.updateBids(
-      client,
-      bids.filter((b) => !insertedKeys.has(bidKey(b))),
-    );
-    const byBidKey = new Map(bids.map((b) => [bidKey(b), b]));
-    const insertedRows = inserted.map((b) => ({ ...b, source: byBidKey.get(bidKey(b))!.source }));
-    const firstSeen = await this.repository.registerIdentities(client, insertedRows, now);
-    const parentById = new Map([...parents.entries()].map(([key, parent]) => [parent.auctionId, { key, parent }]));
-    for (const bid of insertedRows) {
-      if (!firstSeen.has(identityKey(bid))) continue;
-      result.bidsCreated += 1;
-      const owner = parentById.get(bid.auction_id)!;
-      if (!owner.parent.eligible) continue;
-      const row = byBidKey.get(bidKey(bid))!;
-      const envelope = buildEventEnvelope(
-        EventTypes.BidCreated,
-        { bid: { id: bid.id, auction_id: bid.auction_id, amount: row.amount, currency: row.currency, bid_at: row.bid_at_local } },
-        now,
-      );
-      eventsByGroup.get(owner.key)!.push(this.outboxRow(envelope, owner.parent));
-    }
-    // Auctions that got new bids without a row write of their own (bids-only or stale observations).
-    const rewritten = new Set(plans.filter((p) => p.final).map((p) => parents.get(p.group.key)!.auctionId));
-    await this.repository.refreshBidderCounts(client, [...new Set(inserted.map((b) => b.auction_id))].filter((id) => !rewritten.has(id)));
+    await this.repository.updateBids(client, storedBids(bids, inserted));
+    const firstSeen = await this.repository.registerIdentities(client, inserted, now);
+    const bidEvents = decideBidEvents(inserted, firstSeen, bids, new Map(auctions.map((a) => [a.parent.auctionId, a.parent])));
+    await this.repository.refreshBidderCounts(client, auctionsToRecount(batch.plans, auctionIds, inserted));
 
-    const events = plans.flatMap((plan) => eventsByGroup.get(plan.group.key) ?? []);
+    const events = outboxRows(orderEvents(auctions.map((a) => a.event), bidEvents.events, auctionIds), now);
     await this.repository.insertEvents(client, events);
-    await this.repository.insertPending(client, pending);
-    result.events = events.length;
-    return result;
-  }
-
-  private outboxRow(
-    envelope: { id: string; type: string; api_version: string; created_at: string },
-    routing: { auctionId: string; make: string | null; listedMake: string | null; source: string },
-  ): OutboxInsert {
+    await this.repository.insertPending(client, batch.pending);
     return {
-      id: envelope.id,
-      type: envelope.type,
-      api_version: envelope.api_version,
-      created_at: envelope.created_at,
-      payload: envelope,
-      auction_id: routing.auctionId,
-      make: routing.make,
-      source: routing.source,
-      listed_make: routing.listedMake,
+      accepted: batch.accepted,
+      rejected: batch.rejected,
+      pending: batch.pending.length,
+      pendingIndexes: batch.pendingIndexes,
+      auctionsCreated: auctions.filter((a) => a.created).length,
+      auctionsUpdated: auctions.filter((a) => a.updated).length,
+      bidsCreated: bidEvents.bidsCreated,
+      events: events.length,
     };
   }
 
@@ -453,8 +274,7 @@ export class ObservationProcessor {
   }
 }
 
-/** The database clock for this transaction (`now()` is the transaction's start time). */
-async function transactionTime(client: PoolClient): Promise<Date> {
-  const { rows } = await client.query<{ now: Date }>('SELECT now() AS now');
-  return rows[0].now;
+function required<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what} was not written`);
+  return value;
 }

@@ -1,11 +1,24 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { EventAuction } from '@cars/contracts';
-import { PoolClient } from 'pg';
-import { AUCTION_COLUMN_TYPES, AUCTION_COLUMNS, AuctionRow, BidRow } from './auction-row';
+import { PG_POOL } from '@cars/persistence';
+import { Pool, PoolClient } from 'pg';
+import { withTransaction } from '../database/pg';
+import { AuctionRow, BidRow } from './auction-row';
+import { identityKey } from './keys';
+import {
+  AUCTION_ROW_TYPES,
+  BID_ROW_TYPES,
+  insertBidsSql,
+  jsonRows,
+  refreshBidderCountsSql,
+  registerIdentitiesSql,
+  upsertAuctionsSql,
+} from './write-statements';
 
 /**
  * The pipeline's SQL. Every statement is multi-row (one round trip per batch) and prepared. Rows
- * travel as one JSON array per statement, read with `json_to_recordset` (a plain parse, ~30%
- * cheaper than building `jsonb` first).
+ * travel as one JSON array per statement; the statements that write auctions, bids and
+ * identities are shared with the bulk loader (write-statements.ts).
  */
 
 /** The stored state of an auction: the event payload's captured fields plus what locates it. */
@@ -25,9 +38,6 @@ export interface PendingRow {
   observation: unknown;
   received_at: string;
 }
-
-/** A bid's identity across its source (what `bid_identities` keeps): the key of `registerIdentities`' set. */
-export const identityKey = (bid: { source: string; source_bid_id: string }) => `${bid.source}\u0000${bid.source_bid_id}`;
 
 export interface PendingSummary {
   count: number;
@@ -56,27 +66,44 @@ export interface OutboxInsert {
   listed_make: string | null;
 }
 
-const recordset = (columns: readonly string[], types: Record<string, string>) =>
-  columns.map((c) => `${c} ${types[c]}`).join(', ');
+export const UPSERT_AUCTIONS_SQL = upsertAuctionsSql(jsonRows('$1', AUCTION_ROW_TYPES));
+const INSERT_BIDS_SQL = insertBidsSql(jsonRows('$1', BID_ROW_TYPES));
+const REGISTER_IDENTITIES_SQL = registerIdentitiesSql(
+  'unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS x(source, source_bid_id, id, auction_id)',
+  '$5',
+);
+const REFRESH_BIDDER_COUNTS_SQL = refreshBidderCountsSql('$1::bigint[]');
 
-const WRITTEN = AUCTION_COLUMNS.join(', ');
-const COMPARED = AUCTION_COLUMNS.filter((c) => c !== 'observed_at');
+/** A statement runner: the pool, or a transaction's client. */
+export type Queryable = Pick<PoolClient, 'query'>;
 
-export const UPSERT_AUCTIONS_SQL = `
-  INSERT INTO auctions AS a (${WRITTEN}, unique_bidder_count)
-  SELECT ${WRITTEN}, unique_bidder_count
-  FROM json_to_recordset($1::json) AS x(${recordset(AUCTION_COLUMNS, AUCTION_COLUMN_TYPES)}, unique_bidder_count integer)
-  ON CONFLICT (source, source_auction_id) DO UPDATE SET
-    unique_bidder_count = COALESCE(EXCLUDED.unique_bidder_count, a.unique_bidder_count),
-    ${AUCTION_COLUMNS.filter((c) => c !== 'source' && c !== 'source_auction_id')
-      .map((c) => `${c} = EXCLUDED.${c}`)
-      .join(',\n    ')},
-    updated_at = CASE
-      WHEN (${COMPARED.map((c) => `a.${c}`).join(', ')}) IS DISTINCT FROM (${COMPARED.map((c) => `EXCLUDED.${c}`).join(', ')})
-      THEN now() ELSE a.updated_at END
-  RETURNING a.id::text AS id, a.source, a.source_auction_id, (a.xmax = 0) AS inserted`;
+/** A bid written by `insertBids`. */
+export interface InsertedBid {
+  id: string;
+  source: string;
+  source_bid_id: string;
+  auction_id: string;
+}
 
+/**
+ * The write path's reads and writes over the process's pg pool. The statements of one batch take
+ * the batch's transaction client (see `transaction`), so they commit or roll back together.
+ */
+@Injectable()
 export class ObservationRepository {
+  constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
+
+  /** Runs `work` in one transaction (deadlocks and serialization failures retried). */
+  transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.pool, work);
+  }
+
+  /** The database clock of this transaction (`now()` is the transaction's start time). */
+  async transactionTime(client: PoolClient): Promise<Date> {
+    const { rows } = await client.query<{ now: Date }>('SELECT now() AS now');
+    return rows[0].now;
+  }
+
   /**
    * Serializes work on the same source auctions across transactions and processes (held to
    * commit), in a fixed order so two batches cannot deadlock; returns the normalization version.
@@ -137,7 +164,7 @@ export class ObservationRepository {
   }
 
   /** How many observations wait, since when, and why. */
-  async pendingSummary(client: PoolClient): Promise<PendingSummary> {
+  async pendingSummary(client: Queryable = this.pool): Promise<PendingSummary> {
     const { rows } = await client.query<{ reason: string; count: number; oldest: Date | null }>(
       `SELECT reason, count(*)::int AS count, min(received_at) AS oldest FROM pending_observations GROUP BY reason ORDER BY reason`,
     );
@@ -177,21 +204,11 @@ export class ObservationRepository {
   }
 
   /** Inserts bids not stored yet; returns the new rows (existing identities are left alone). */
-  async insertBids(
-    client: PoolClient,
-    bids: (BidRow & { auction_id: string })[],
-  ): Promise<{ id: string; source_bid_id: string; auction_id: string }[]> {
+  async insertBids(client: PoolClient, bids: (BidRow & { auction_id: string })[]): Promise<InsertedBid[]> {
     if (bids.length === 0) return [];
-    const { rows } = await client.query<{ id: string; source_bid_id: string; auction_id: string }>({
+    const { rows } = await client.query<InsertedBid>({
       name: 'cd_insert_bids',
-      text: `
-        INSERT INTO bids (auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local)
-        SELECT auction_id, source, source_bid_id, bidder_name, amount, currency, bid_at, bid_at_local
-        FROM json_to_recordset($1::json) AS x(ord int, auction_id bigint, source text, source_bid_id text,
-          bidder_name text, amount bigint, currency char(3), bid_at timestamptz, bid_at_local timestamp)
-        ORDER BY ord
-        ON CONFLICT (source, source_bid_id) DO NOTHING
-        RETURNING id::text AS id, source_bid_id, auction_id::text AS auction_id`,
+      text: INSERT_BIDS_SQL,
       values: [JSON.stringify(bids.map((bid, ord) => ({ ...bid, ord })))],
     });
     return rows;
@@ -214,20 +231,12 @@ export class ObservationRepository {
     });
   }
 
-  /** Registers bid identities; returns those seen for the first time ever. */
-  async registerIdentities(
-    client: PoolClient,
-    bids: { id: string; source: string; source_bid_id: string; auction_id: string }[],
-    now: Date,
-  ): Promise<Set<string>> {
+  /** Registers bid identities; returns those seen for the first time ever (by `identityKey`). */
+  async registerIdentities(client: PoolClient, bids: InsertedBid[], now: Date): Promise<Set<string>> {
     if (bids.length === 0) return new Set();
     const { rows } = await client.query<{ source: string; source_bid_id: string }>({
       name: 'cd_register_identities',
-      text: `
-        INSERT INTO bid_identities (source, source_bid_id, bid_id, auction_id, first_seen_at)
-        SELECT s, b, i, a, $5 FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[]) AS x(s, b, i, a)
-        ON CONFLICT (source, source_bid_id) DO NOTHING
-        RETURNING source, source_bid_id`,
+      text: REGISTER_IDENTITIES_SQL,
       values: [
         bids.map((b) => b.source),
         bids.map((b) => b.source_bid_id),
@@ -251,17 +260,10 @@ export class ObservationRepository {
     return new Map(rows.map((r) => [r.auction_id, r.names ?? []]));
   }
 
+  /** Recounts the distinct bidders of these auctions (those that got bids without a row write). */
   async refreshBidderCounts(client: PoolClient, auctionIds: string[]): Promise<void> {
     if (auctionIds.length === 0) return;
-    await client.query({
-      name: 'cd_bidder_counts',
-      text: `
-        UPDATE auctions a SET unique_bidder_count = s.n
-        FROM (SELECT auction_id, count(DISTINCT bidder_name)::int AS n FROM bids
-              WHERE auction_id = ANY($1::bigint[]) GROUP BY auction_id) s
-        WHERE a.id = s.auction_id AND a.unique_bidder_count IS DISTINCT FROM s.n`,
-      values: [auctionIds],
-    });
+    await client.query({ name: 'cd_bidder_counts', text: REFRESH_BIDDER_COUNTS_SQL, values: [auctionIds] });
   }
 
   /**

@@ -1,3 +1,4 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { EventHeaders, EventRouting, eventRoutingHeaders, Exchanges } from '@cars/contracts';
 import { assertEventTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
@@ -21,15 +22,22 @@ export interface EventPublisher {
   close?(): Promise<void>;
 }
 
+/** Where the relay publishes (in the module: the RmqEventPublisher). */
+export const EVENT_PUBLISHER = Symbol('EVENT_PUBLISHER');
+
+/** The RabbitMQ URL the RmqEventPublisher connects to. */
+export const EVENT_PUBLISHER_URL = Symbol('EVENT_PUBLISHER_URL');
+
 /**
  * Publishes to the `auction.events` topic exchange with publisher confirms (see contracts
  * `EventHeaders` for the message format): body = envelope, routing key = event type.
  */
+@Injectable()
 export class RmqEventPublisher implements EventPublisher {
   private readonly connection: AmqpConnectionManager;
   private readonly channel: ChannelWrapper;
 
-  constructor(url: string) {
+  constructor(@Inject(EVENT_PUBLISHER_URL) url: string) {
     this.connection = amqp.connect([url], RMQ_SOCKET_OPTIONS);
     this.channel = this.connection.createChannel({
       confirm: true,

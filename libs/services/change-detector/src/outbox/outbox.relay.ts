@@ -1,8 +1,9 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { PG_POOL } from '@cars/persistence';
 import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { pgPool, withTransaction } from '../database/pg';
-import { EventPublisher, OutboxEvent } from './event-publisher';
+import { poolOf, withTransaction } from '../database/pg';
+import { EVENT_PUBLISHER, EventPublisher, OutboxEvent } from './event-publisher';
 import { errorMessage } from '@cars/contracts';
 import { backoffDelay } from '@cars/messaging';
 
@@ -15,6 +16,9 @@ export interface OutboxRelayOptions {
   listenUrl?: string;
 }
 
+/** The relay's options in the module (the module option `relay`, with the LISTEN URL). */
+export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
+
 /**
  * Publishes unpublished outbox events in `seq` order and marks them published, in one
  * transaction per batch that holds the rows (`FOR UPDATE SKIP LOCKED`): several relays share
@@ -22,6 +26,7 @@ export interface OutboxRelayOptions {
  * least once). Woken by `NOTIFY auction_events_outbox` after each commit that wrote events,
  * with a slow poll as a safety net.
  */
+@Injectable()
 export class OutboxRelay {
   private readonly logger = new Logger(OutboxRelay.name);
   private readonly pool: Pool;
@@ -36,11 +41,11 @@ export class OutboxRelay {
   private failures = 0;
 
   constructor(
-    dataSource: DataSource,
-    private readonly publisher: EventPublisher,
-    private readonly options: OutboxRelayOptions = {},
+    @Inject(PG_POOL) database: Pool | DataSource,
+    @Inject(EVENT_PUBLISHER) private readonly publisher: EventPublisher,
+    @Optional() @Inject(OUTBOX_RELAY_OPTIONS) private readonly options: OutboxRelayOptions = {},
   ) {
-    this.pool = pgPool(dataSource);
+    this.pool = poolOf(database);
     this.batchSize = options.batchSize ?? 1000;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
   }

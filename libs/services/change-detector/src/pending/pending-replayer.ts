@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PgListener } from '@cars/persistence';
 import { ObservationProcessor } from '../observations/observation.processor';
 import { PendingSummary } from '../observations/observation.repository';
@@ -15,6 +15,9 @@ export interface PendingReplayerOptions {
   /** A backlog whose oldest observation waits longer than this is logged as stuck (ms). */
   stuckAfterMs?: number;
 }
+
+/** The replayer's options in the module (the module option `pendingReplay`, with the LISTEN URL). */
+export const PENDING_REPLAYER_OPTIONS = Symbol('PENDING_REPLAYER_OPTIONS');
 
 export interface PendingBacklog {
   count: number;
@@ -40,6 +43,7 @@ export function describeBacklog(summary: PendingSummary, now = Date.now()): Pend
  * changes (NOTIFY from the database), after each applied batch that stored new auctions (the
  * consumer calls `wake`), and on a periodic backstop that also reports a stuck backlog.
  */
+@Injectable()
 export class PendingReplayer {
   private readonly logger = new Logger('PendingObservations');
   private listener?: PgListener;
@@ -51,7 +55,7 @@ export class PendingReplayer {
 
   constructor(
     private readonly processor: ObservationProcessor,
-    private readonly options: PendingReplayerOptions = {},
+    @Optional() @Inject(PENDING_REPLAYER_OPTIONS) private readonly options: PendingReplayerOptions = {},
   ) {}
 
   async start(): Promise<void> {
