@@ -97,26 +97,48 @@ export async function ensureSources(db: DataSource): Promise<void> {
   }
 }
 
-const AUCTION_COLUMNS = Object.keys(auctionSeed()) as (keyof AuctionSeed)[];
-
-/** Inserts the auctions (in one statement, in order) and returns their ids. */
-export async function insertAuctions(db: DataSource, overrides: Partial<AuctionSeed>[]): Promise<number[]> {
-  if (overrides.length === 0) return [];
-  await ensureSources(db);
+/**
+ * Inserts seed rows in one statement and returns their ids in the order of `seeds`. The columns are
+ * every key any seed sets (a column a row leaves undefined takes the table default); rows are
+ * matched back to their ids through the unique (source, `key`).
+ */
+async function insertRows<T extends { source: string }>(
+  db: DataSource,
+  table: 'auctions' | 'bids',
+  key: keyof T & string,
+  seeds: T[],
+): Promise<number[]> {
+  if (seeds.length === 0) return [];
+  const columns = [...new Set(seeds.flatMap((seed) => Object.keys(seed)))] as (keyof T & string)[];
   const values: unknown[] = [];
-  const rows = overrides.map((o) => {
-    const seed = auctionSeed(o);
-    const placeholders = AUCTION_COLUMNS.map((column) => {
+  const rows = seeds.map((seed) => {
+    const cells = columns.map((column) => {
+      if (seed[column] === undefined) return 'DEFAULT';
       values.push(seed[column]);
       return `$${values.length}`;
     });
-    return `(${placeholders.join(', ')})`;
+    return `(${cells.join(', ')})`;
   });
-  const inserted: { id: string }[] = await db.query(
-    `INSERT INTO auctions (${AUCTION_COLUMNS.join(', ')}) VALUES ${rows.join(', ')} RETURNING id`,
+  const inserted: { id: string; source: string; key: string }[] = await db.query(
+    `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.join(', ')} RETURNING id, source, ${key} AS key`,
     values,
   );
-  return inserted.map((r) => Number(r.id));
+  const idOf = new Map(inserted.map((row) => [`${row.source}\u0000${row.key}`, Number(row.id)]));
+  return seeds.map((seed) => {
+    const id = idOf.get(`${seed.source}\u0000${String(seed[key])}`);
+    if (id === undefined) throw new Error(`${table}: no id came back for ${seed.source} ${String(seed[key])}`);
+    return id;
+  });
+}
+
+/**
+ * Inserts the auctions (in one statement) and returns their ids in the order given. An override
+ * may set any column of the table, also one without a default here.
+ */
+export async function insertAuctions(db: DataSource, overrides: Partial<AuctionSeed>[]): Promise<number[]> {
+  if (overrides.length === 0) return [];
+  await ensureSources(db);
+  return insertRows(db, 'auctions', 'source_auction_id', overrides.map((o) => auctionSeed(o)));
 }
 
 export async function insertAuction(db: DataSource, overrides: Partial<AuctionSeed> = {}): Promise<number> {
@@ -138,28 +160,13 @@ export function bidSeed(auctionId: number, overrides: Partial<BidSeed> = {}): Bi
   };
 }
 
-const BID_COLUMNS = Object.keys(bidSeed(0)) as (keyof BidSeed)[];
-
+/** Inserts the auction's bids (in one statement) and returns their ids in the order given. */
 export async function insertBids(
   db: DataSource,
   auctionId: number,
   overrides: Partial<BidSeed>[],
 ): Promise<number[]> {
-  if (overrides.length === 0) return [];
-  const values: unknown[] = [];
-  const rows = overrides.map((o) => {
-    const seed = bidSeed(auctionId, o);
-    const placeholders = BID_COLUMNS.map((column) => {
-      values.push(seed[column]);
-      return `$${values.length}`;
-    });
-    return `(${placeholders.join(', ')})`;
-  });
-  const inserted: { id: string }[] = await db.query(
-    `INSERT INTO bids (${BID_COLUMNS.join(', ')}) VALUES ${rows.join(', ')} RETURNING id`,
-    values,
-  );
-  return inserted.map((r) => Number(r.id));
+  return insertRows(db, 'bids', 'source_bid_id', overrides.map((o) => bidSeed(auctionId, o)));
 }
 
 /**
