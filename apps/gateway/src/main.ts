@@ -4,7 +4,7 @@ import { MessagingModule } from '@cars/messaging';
 import { collectProcessMetrics } from '@cars/metrics';
 import { DatabaseModule } from '@cars/persistence';
 import { createLogger, exitOnBootFailure, GatewayEnv, loadEnv, onShutdownSignal, PinoNestLogger } from '@cars/runtime';
-import { createGatewayApp, GatewayModule } from '@cars/service-gateway';
+import { closeGatewayApp, createGatewayApp, GatewayModule } from '@cars/service-gateway';
 
 async function main(): Promise<void> {
   const env = loadEnv(GatewayEnv);
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({ level: 'info', service: 'gateway', msg: `listening on ${await app.getUrl()}` }));
   onShutdownSignal(
     async () => {
-      await app.close();
+      await closeGatewayApp(app);
       process.exit(0);
     },
     { name: 'gateway', deadlineMs: env.SHUTDOWN_DEADLINE_MS },

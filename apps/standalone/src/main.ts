@@ -21,7 +21,7 @@ import {
 } from '@cars/runtime';
 import { ChangeDetectorModule, ObservationProcessor } from '@cars/service-change-detector';
 import { DeliveryModule } from '@cars/service-delivery';
-import { createGatewayApp, GatewayModule } from '@cars/service-gateway';
+import { closeGatewayApp, createGatewayApp, GatewayModule } from '@cars/service-gateway';
 import { QueryModule } from '@cars/service-query';
 import { StatsModule } from '@cars/service-stats';
 import { WebhooksModule } from '@cars/service-webhooks';
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     await data.cancel();
     await ingest.close();
-    await app.close();
+    await closeGatewayApp(app);
     await setup.destroy().catch(() => undefined);
     await stopDatabase?.();
     process.exit(0);

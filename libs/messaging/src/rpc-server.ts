@@ -52,6 +52,8 @@ export class DrainingRmqServer extends ServerRMQ {
     // accessor in amqp-connection-manager 5.)
     const wrapper = this.channel as { queueLength(): number; _unconfirmedMessages?: unknown[] } | null;
     const unsent = () => (wrapper ? wrapper.queueLength() + (wrapper._unconfirmedMessages?.length ?? 0) : 0);
+    // Nest hands a reply to the channel on the next tick after its handler resolved.
+    await new Promise((resolve) => setImmediate(resolve));
     const deadline = Date.now() + REPLY_FLUSH_MS;
     while (unsent() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     await super.close();

@@ -42,6 +42,27 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
 }
 
 /**
+ * The gateway's clean stop: first the HTTP server stops taking requests (new ones on open
+ * connections get 503 with `connection: close`, idle keep-alive connections are closed) and the
+ * requests in flight are answered; only then do the modules close their pools and broker clients.
+ * (Nest's own `close()` runs the modules' shutdown hooks before closing the server, which strands
+ * the requests in flight.)
+ */
+export async function closeGatewayApp(app: NestFastifyApplication): Promise<void> {
+  // Closing the server closes the connections idle at that moment; a keep-alive connection whose
+  // request is answered later would keep it open until its keep-alive timeout: close those as they
+  // turn idle.
+  const server = app.getHttpServer() as { closeIdleConnections?: () => void };
+  const sweep = setInterval(() => server.closeIdleConnections?.(), 25);
+  try {
+    await app.getHttpAdapter().close();
+  } finally {
+    clearInterval(sweep);
+  }
+  await app.close();
+}
+
+/**
  * `POST /webhooks/{id}/test` and the other routes without a body are often called with
  * `content-type: application/json` and nothing after it (HTTP clients set the header by default):
  * an empty JSON body is no body, not a 400. Anything else goes through Fastify's own parser

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ServiceUnavailableError } from '@cars/messaging';
-import { ErrorBody, ErrorNames } from '@cars/contracts';
+import { ErrorBody, ErrorNames, errorMessage } from '@cars/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException } from './api-exception';
 
@@ -17,6 +17,15 @@ const NAMES: Record<number, string> = {
   503: ErrorNames.ServiceUnavailable,
 };
 
+/** Why a service was unavailable (a timeout, a refused connection…), for the operator's log line. */
+function causeOf(exception: unknown): string {
+  const cause = (exception as { cause?: unknown })?.cause;
+  if (cause === undefined) return '';
+  // An error answered by the service arrives as a plain object with a message.
+  const message = typeof cause === 'object' && cause !== null && !(cause instanceof Error) && 'message' in cause ? String(cause.message) : errorMessage(cause);
+  return ` (${message})`;
+}
+
 const UNSUPPORTED_MEDIA_TYPE = 'Request bodies are JSON: send content-type: application/json';
 
 /** Every error leaves the gateway as `{error, message, details?}`; 5xx never leak internals. */
@@ -32,7 +41,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     if (status >= 500 && status !== 503) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     } else if (status === 503) {
-      this.logger.warn(`${request.method} ${request.url.split('?')[0]} → 503: ${String(exception)}`);
+      this.logger.warn(`${request.method} ${request.url.split('?')[0]} → 503: ${String(exception)}${causeOf(exception)}`);
     }
     void reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
   }
