@@ -116,15 +116,29 @@ describe('metrics of every app after traffic', () => {
       }),
     );
     const file = join(dir, 'observations.ndjson');
-    writeFileSync(file, [...lines, '{"not": "an observation"}'].join('\n') + '\n');
+    // A bid whose auction is not stored yet waits, parked.
+    const orphanBid = JSON.stringify({
+      source: 'bringatrailer',
+      source_auction_id: 'metrics-orphan',
+      observed_at: new Date().toISOString(),
+      bids: [{ source_bid_id: 'b-1', bidder_name: 'flat6fan', amount: 1000, currency: 'USD', bid_at: '2025-06-01T18:00:00' }],
+    });
+    writeFileSync(file, [...lines, orphanBid, '{"not": "an observation"}'].join('\n') + '\n');
     await run(process.execPath, [join(DIST, 'ingest', 'src', 'main.js'), file, '--wait'], { env: { ...process.env, ...env } });
     await waitFor('every delivery', async () => receiver.received.length >= OBSERVATIONS);
 
-    const detector = await scrape('change-detector');
+    let detector: Sample[] = [];
+    await waitFor('the outbox relayed', async () => {
+      detector = await scrape('change-detector');
+      return sampleValue(detector, 'outbox_unpublished_events') === 0;
+    });
     const observations = { queue: 'observations' };
-    expect(sampleValue(detector, 'messages_consumed_total', observations)).toBe(OBSERVATIONS + 1);
-    expect(sampleValue(detector, 'messages_acked_total', observations)).toBe(OBSERVATIONS + 1);
+    expect(sampleValue(detector, 'messages_consumed_total', observations)).toBe(OBSERVATIONS + 2);
+    expect(sampleValue(detector, 'messages_acked_total', observations)).toBe(OBSERVATIONS + 2);
     expect(sampleValue(detector, 'messages_dead_lettered_total', observations)).toBe(1);
+    expect(sampleValue(detector, 'outbox_oldest_unpublished_event_age_seconds')).toBe(0);
+    expect(sampleValue(detector, 'pending_observations', { reason: 'parent auction not stored' })).toBe(1);
+    expect(sampleValue(detector, 'pending_observations_oldest_age_seconds')).toBeGreaterThan(0);
     expect(sampleValue(detector, 'process_cpu_seconds_total')).toBeGreaterThan(0);
 
     let worker: Sample[] = [];

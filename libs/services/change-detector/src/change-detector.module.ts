@@ -4,6 +4,7 @@ import { ChangeDetectorRuntime } from './change-detector.runtime';
 import { ObservationConsumer, ObservationConsumerOptions } from './consumer/observation.consumer';
 import { NormalizationService } from './normalization/normalization.service';
 import { ReferenceCache } from './normalization/reference-cache';
+import { ChangeDetectorMetrics } from './metrics/change-detector.metrics';
 import { KnownDescriptionTokens } from './observations/description-tokens';
 import { ObservationProcessor } from './observations/observation.processor';
 import { ObservationRepository } from './observations/observation.repository';
@@ -32,6 +33,7 @@ export class ChangeDetectorModule {
         ...relayProviders(options),
         ...consumerProviders(options),
         ChangeDetectorRuntime,
+        ChangeDetectorMetrics,
       ],
       exports: [ObservationProcessor, NormalizationService, ChangeDetectorRuntime],
     };
