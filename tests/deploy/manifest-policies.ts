@@ -324,6 +324,26 @@ export function checkProbes(manifests: Manifest[]): string[] {
   return violations;
 }
 
+/**
+ * Long-running pods ask Prometheus to scrape `/metrics` on a port their first container declares
+ * (the gateway's API port, the health port elsewhere): `prometheus.io/scrape`, `…/port`, `…/path`.
+ */
+export function checkScrapeAnnotations(manifests: Manifest[]): string[] {
+  const violations: string[] = [];
+  for (const { manifest, pod, longRunning } of workloads(manifests)) {
+    if (!longRunning) continue;
+    const annotations = (manifest.spec as { template?: IPodTemplateSpec }).template?.metadata?.annotations ?? {};
+    const at = nameOf(manifest);
+    if (annotations['prometheus.io/scrape'] !== 'true') violations.push(`${at}: not marked for scraping (prometheus.io/scrape)`);
+    if (annotations['prometheus.io/path'] !== '/metrics') violations.push(`${at}: scrape path is not /metrics`);
+    const declared = new Set((pod.containers[0]?.ports ?? []).map((port) => String(port.containerPort)));
+    if (!declared.has(annotations['prometheus.io/port'] ?? '')) {
+      violations.push(`${at}: scrape port ${annotations['prometheus.io/port'] ?? '(none)'} is not a declared container port`);
+    }
+  }
+  return violations;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Secrets
 

@@ -8,6 +8,7 @@ import {
   checkNetworkPolicies,
   checkPodSecurity,
   checkProbes,
+  checkScrapeAnnotations,
   checkReplicaOwnership,
   checkResources,
   checkSchemas,
@@ -105,6 +106,10 @@ describe.each(['k8s/overlays/production', 'k8s/base'])('kubectl kustomize %s', (
         expected,
       ]);
     }
+  });
+
+  it('asks Prometheus to scrape /metrics of every app on the port that serves it', () => {
+    expect(checkScrapeAnnotations(rendered)).toEqual([]);
   });
 
   it('takes credentials only from the Secret cars-secrets, by key, and renders no Secret', () => {
@@ -273,6 +278,15 @@ describe('policy checks report a broken copy', () => {
       (m) => (containerOf(m, 'Deployment', 'query').readinessProbe!.httpGet!.path = '/'),
       checkProbes,
       /query: readinessProbe is not an HTTP GET of \/health\/ready/,
+    ],
+    [
+      'a scrape annotation on a port nothing serves',
+      (m) => {
+        const deployment = m.find((x) => x.kind === 'Deployment' && x.metadata.name === 'query')!;
+        (deployment.spec as { template: { metadata: { annotations: Record<string, string> } } }).template.metadata.annotations['prometheus.io/port'] = '9100';
+      },
+      checkScrapeAnnotations,
+      /Deployment\/query: scrape port 9100 is not a declared container port/,
     ],
     [
       'a container without a liveness probe',
