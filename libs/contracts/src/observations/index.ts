@@ -1,3 +1,3 @@
-export * from './observation.dto';
-export * from './observation-headers';
 export * from './observation.schema';
+export * from './observation.validation';
+export * from './observation-headers';

@@ -1,18 +1,17 @@
-import { Observation, OBSERVATION_JSON_SCHEMA, ObservationDto, validatePlain } from '@cars/contracts';
-import Ajv from 'ajv';
+import { Observation, observationValidator } from '@cars/contracts';
+
+/** The contract's JSON Schema compiled with ajv once, when the service loads. */
+const validateObservation = observationValidator();
 
 /**
- * Observation validation at ingestion speed: the contract's JSON Schema compiled with ajv
- * (microseconds) accepts; anything it refuses goes through ObservationDto (class-validator, the
- * reference) for the reasons, and the DTO's verdict is final.
+ * Observation validation at ingestion speed (microseconds per observation). A rejection's reason
+ * names every offending field, e.g.
+ * `invalid observation: source_auction_id: is required | auction.year: must be <= 2200`;
+ * it becomes the dead letter's `x-rejection-reason`.
  */
-const ajv = new Ajv({ allErrors: false, strict: false });
-const fastCheck = ajv.compile(OBSERVATION_JSON_SCHEMA);
-
 export function parseObservation(value: unknown): { ok: true; value: Observation } | { ok: false; reason: string } {
-  if (fastCheck(value)) return { ok: true, value: value as Observation };
-  const outcome = validatePlain(ObservationDto, value);
-  if (outcome.ok) return { ok: true, value: outcome.value };
+  const outcome = validateObservation(value);
+  if (outcome.ok) return outcome;
   const reason = Object.entries(outcome.details)
     .map(([field, messages]) => `${field}: ${messages.join('; ')}`)
     .join(' | ');
