@@ -10,21 +10,32 @@
  * It restarts this machine's PostgreSQL and RabbitMQ: run it on its own, never beside `npm test`.
  * Flags: --events N  --workers N (replicas, default 2)  --skip-restarts (kills only).
  */
-import { ChildProcess, execSync, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccount, getUsage, pgRunner } from '@cars/accounts';
 import { buildEventEnvelope, Exchanges } from '@cars/contracts';
 import { createDataSource, runMigrations } from '@cars/persistence';
-import { generateMasterKey, generateSigningSecret, SecretCipher, verifyWebhook } from '@cars/signing';
+import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
 import { connect } from 'amqplib';
 import { assertEventTopology } from '@cars/messaging';
 import { Pool } from 'pg';
+import {
+  createDatabase,
+  createVhost,
+  deleteVhost,
+  dropDatabase,
+  log,
+  markdownTable,
+  restartPostgres,
+  restartRabbitMq,
+  sleep,
+} from '../common/infra';
+import { spawnApp } from '../common/processes';
+import { Arrival, ReceiverRoute, startReceivers } from '../common/receivers';
 
 const { values: flags } = parseArgs({
+  strict: true,
   options: {
     events: { type: 'string', default: '10000' },
     workers: { type: 'string', default: '2' },
@@ -33,44 +44,9 @@ const { values: flags } = parseArgs({
 });
 const EVENTS = Number(flags.events);
 const WORKERS = Number(flags.workers);
-const ADMIN_URL = process.env.CHAOS_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const RABBIT = process.env.CHAOS_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-// dist/tools/chaos/delivery → the repository root.
-const ROOT = join(__dirname, '..', '..', '..', '..');
-const log = (message: string) => process.stdout.write(`[chaos] ${new Date().toISOString().slice(11, 19)} ${message}\n`);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-interface Arrival {
-  path: string;
-  eventId: string;
-  ok: boolean;
-}
 
 /** Receivers: `/steady` always 200, `/flaky` 500 on 20 % of requests, `/slow` 200 after 150 ms. */
-async function startReceivers(secrets: Map<string, string>, arrivals: Arrival[], problems: string[]): Promise<{ port: number; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      const path = req.url ?? '';
-      const headers = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, String(req.headers[h] ?? '')]));
-      try {
-        const event = verifyWebhook(secrets.get(path)!, body, headers) as { id: string };
-        if (event.id !== headers['webhook-id']) problems.push(`webhook-id ${headers['webhook-id']} carries event ${event.id}`);
-      } catch (error) {
-        problems.push(`${path}: a request did not verify (${String(error)})`);
-      }
-      const fail = path === '/flaky' && Math.random() < 0.2;
-      arrivals.push({ path, eventId: headers['webhook-id'], ok: !fail });
-      const answer = () => res.writeHead(fail ? 500 : 200).end(fail ? 'try again' : 'ok');
-      if (path === '/slow') setTimeout(answer, 150);
-      else answer();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { port: (server.address() as AddressInfo).port, server };
-}
+const BEHAVIOUR: Record<string, Omit<ReceiverRoute, 'secret'>> = { '/steady': {}, '/flaky': { failRate: 0.2 }, '/slow': { delayMs: 150 } };
 
 /** A confirm channel on the event exchange; `lost` runs when the broker goes away. */
 async function openChannel(url: string, lost: () => void) {
@@ -86,26 +62,23 @@ async function openChannel(url: string, lost: () => void) {
 
 async function main(): Promise<void> {
   const name = `cars_chaos_${Date.now().toString(36)}`;
-  const admin = new Pool({ connectionString: ADMIN_URL, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const databaseUrl = ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
-  execSync(`rabbitmqctl -q add_vhost ${name} && rabbitmqctl -q set_permissions -p ${name} guest '.*' '.*' '.*'`);
-  const rabbitUrl = `${RABBIT}/${name}`;
+  const databaseUrl = await createDatabase(name);
+  const rabbitUrl = createVhost(name);
   const setup = await createDataSource({ url: databaseUrl, poolSize: 2 }).initialize();
   await runMigrations(setup);
 
   const masterKey = generateMasterKey();
   const cipher = SecretCipher.fromEnv(masterKey);
   const { account } = await createAccount(setup, { email: `chaos-${randomUUID()}@example.test`, plan: '100k', emailVerified: true });
-  const secrets = new Map<string, string>();
+  const routes = new Map<string, ReceiverRoute>();
   const arrivals: Arrival[] = [];
   const problems: string[] = [];
-  const { port, server } = await startReceivers(secrets, arrivals, problems);
+  const receivers = await startReceivers(routes, arrivals, problems);
+  const port = receivers.port;
   const subscriptions: { id: string; path: string }[] = [];
-  for (const path of ['/steady', '/flaky', '/slow']) {
+  for (const path of Object.keys(BEHAVIOUR)) {
     const secret = generateSigningSecret();
-    secrets.set(path, secret);
+    routes.set(path, { secret, ...BEHAVIOUR[path] });
     const sealed = cipher.encrypt(secret);
     const [row] = await setup.query(
       `INSERT INTO webhook_subscriptions (account_id, url, event_types, secret_ciphertext, secret_key_id, active_since)
@@ -120,22 +93,18 @@ async function main(): Promise<void> {
   let finishing = false;
   let crashes = 0;
   const startWorker = (i: number) => {
-    const child = spawn(process.execPath, [join(ROOT, 'dist', 'apps', 'delivery-worker', 'src', 'main.js')], {
-      env: {
-        ...process.env,
-        DATABASE_URL: databaseUrl,
-        RABBITMQ_URL: rabbitUrl,
-        WEBHOOK_SECRET_KEY: masterKey,
-        WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
-        DELIVERY_RETRY_DELAYS_MS: '200,400,800,1600,3200',
-        DELIVERY_SWEEP_INTERVAL_MS: '200',
-        DELIVERY_RECEIVER_TIMEOUT_MS: '2000',
-        DELIVERY_LEASE_MS: '4000',
-        LOG_LEVEL: 'warn',
-        HEALTH_PORT: '0',
-        DATABASE_POOL_SIZE: '8',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
+    const child = spawnApp('delivery-worker', {
+      DATABASE_URL: databaseUrl,
+      RABBITMQ_URL: rabbitUrl,
+      WEBHOOK_SECRET_KEY: masterKey,
+      WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
+      DELIVERY_RETRY_DELAYS_MS: '200,400,800,1600,3200',
+      DELIVERY_SWEEP_INTERVAL_MS: '200',
+      DELIVERY_RECEIVER_TIMEOUT_MS: '2000',
+      DELIVERY_LEASE_MS: '4000',
+      LOG_LEVEL: 'warn',
+      HEALTH_PORT: '0',
+      DATABASE_POOL_SIZE: '8',
     });
     workers[i] = child;
     // Like a Deployment: a worker that exits by itself is counted and started again.
@@ -198,7 +167,7 @@ async function main(): Promise<void> {
     if (!flags['skip-restarts']) {
       await sleep(2000);
       log('restarting RabbitMQ');
-      execSync('rabbitmqctl -q stop_app && rabbitmqctl -q start_app');
+      await restartRabbitMq();
       faults.push('RabbitMQ restarted (stop_app/start_app)');
     }
     await sleep(2000);
@@ -206,8 +175,7 @@ async function main(): Promise<void> {
     if (!flags['skip-restarts']) {
       await sleep(2000);
       log('restarting PostgreSQL');
-      const version = execSync('ls /etc/postgresql').toString().trim().split('\n')[0];
-      execSync(`pg_ctlcluster --skip-systemctl-redirect ${version} main restart -m fast`);
+      await restartPostgres();
       faults.push('PostgreSQL restarted (pg_ctlcluster restart -m fast)');
     }
     await sleep(2000);
@@ -275,18 +243,14 @@ async function main(): Promise<void> {
     ['workers that exited by themselves', String(crashes), crashes === 0],
     ['wall time', `${elapsed.toFixed(1)} s`, true],
   ];
-  const width = Math.max(...rows.map(([k]) => k.length));
   process.stdout.write(`\nfaults: ${faults.join('; ')}\n\n`);
-  process.stdout.write(`| ${'check'.padEnd(width)} | value | ok |\n| ${'-'.repeat(width)} | --- | --- |\n`);
-  for (const [k, v, ok] of rows) process.stdout.write(`| ${k.padEnd(width)} | ${v} | ${ok ? 'yes' : 'NO'} |\n`);
+  process.stdout.write(`${markdownTable(['check', 'value', 'ok'], rows.map(([k, v, ok]) => [k, v, ok ? 'yes' : 'NO']))}\n`);
   for (const problem of problems.slice(0, 5)) process.stdout.write(`  problem: ${problem}\n`);
 
   await pool.end();
-  server.close();
-  const cleanup = new Pool({ connectionString: ADMIN_URL, max: 1 });
-  await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-  await cleanup.end();
-  execSync(`rabbitmqctl -q delete_vhost ${name}`);
+  await receivers.close();
+  await dropDatabase(name);
+  deleteVhost(name);
   process.exit(rows.every(([, , ok]) => ok) ? 0 : 1);
 }
 
