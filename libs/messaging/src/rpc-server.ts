@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { CustomStrategy, RmqOptions, ServerRMQ } from '@nestjs/microservices';
+import { errorMessage } from '@cars/contracts';
+import { CustomStrategy, RmqContext, RmqOptions, ServerRMQ } from '@nestjs/microservices';
 import type { Channel } from 'amqplib';
 
 /** How long a stopping server waits for its last replies to be written. */
@@ -41,6 +42,23 @@ export class DrainingRmqServer extends ServerRMQ {
     } finally {
       this.inFlight -= 1;
       if (this.inFlight === 0) this.idle?.();
+    }
+  }
+
+  /**
+   * Nest's reply, with the publish's outcome handled: the channel wrapper's `sendToQueue` returns a
+   * promise that rejects when the broker connection drops before the reply is confirmed, and the
+   * stock server leaves it unhandled — which ends the process (seen when RabbitMQ restarts under
+   * load). The caller's request is lost either way (it times out into a 503); the process is not.
+   */
+  override sendMessage<T>(message: T, replyTo: string, correlationId: string, context: RmqContext): void {
+    const outgoing = this.serializer.serialize(message as never) as { options?: Record<string, unknown> } & Record<string, unknown>;
+    const { options, ...packet } = outgoing;
+    this.onProcessingEndHook?.(this.transportId, context);
+    const sent = (this.channel as { sendToQueue(queue: string, content: Buffer, options: Record<string, unknown>): Promise<unknown> | boolean })
+      .sendToQueue(replyTo, Buffer.from(JSON.stringify(packet)), { correlationId, ...options });
+    if (sent instanceof Promise) {
+      sent.catch((error: unknown) => this.logger.warn(`a reply was not delivered (the caller times out): ${errorMessage(error)}`));
     }
   }
 
