@@ -3,4 +3,4 @@ import { Queues } from '@cars/contracts';
 import { exitOnBootFailure, runRpcService } from '@cars/runtime';
 import { QueryModule } from '@cars/service-query';
 
-runRpcService({ name: 'query', queue: Queues.QueryRpc, module: QueryModule }).catch(exitOnBootFailure);
+runRpcService({ name: 'query', queue: Queues.QueryRpc, module: QueryModule, readOnly: true }).catch(exitOnBootFailure);

@@ -86,7 +86,7 @@ async function main(): Promise<void> {
   const app = await createGatewayApp(StandaloneModule, { logger: new PinoNestLogger(log) });
   if (env.RABBITMQ_URL) {
     for (const queue of [Queues.QueryRpc, Queues.StatsRpc, Queues.WebhooksRpc]) {
-      app.connectMicroservice<MicroserviceOptions>(rpcServerOptions(env.RABBITMQ_URL, queue));
+      app.connectMicroservice<MicroserviceOptions>(rpcServerOptions(env.RABBITMQ_URL, queue, { redeliverOnCrash: queue !== Queues.WebhooksRpc }));
     }
   } else {
     app.connectMicroservice<MicroserviceOptions>({ strategy: new InProcessServer(bus) });

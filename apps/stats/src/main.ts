@@ -3,4 +3,4 @@ import { Queues } from '@cars/contracts';
 import { exitOnBootFailure, runRpcService } from '@cars/runtime';
 import { StatsModule } from '@cars/service-stats';
 
-runRpcService({ name: 'stats', queue: Queues.StatsRpc, module: StatsModule }).catch(exitOnBootFailure);
+runRpcService({ name: 'stats', queue: Queues.StatsRpc, module: StatsModule, readOnly: true }).catch(exitOnBootFailure);

@@ -12,15 +12,26 @@ export const RMQ_SOCKET_OPTIONS = {
   reconnectTimeInSeconds: 1,
 };
 
+export interface RpcServerSettings {
+  prefetchCount?: number;
+  /**
+   * The service's handlers only read (query, stats): a request is acknowledged once its reply is
+   * published, so one held by a replica that dies goes back to the queue and another replica
+   * answers it. Off for services whose handlers change things (webhooks): there a request is
+   * acknowledged on delivery, and a crash loses it (its caller gets a 503) rather than running it twice.
+   */
+  redeliverOnCrash?: boolean;
+}
+
 /**
  * Server side of an RPC queue (a service consuming `query.rpc` and the like): a draining RabbitMQ
  * server (see DrainingRmqServer) with these settings.
  */
-export function rpcServerOptions(url: string, queue: string, prefetchCount = 32): CustomStrategy {
-  return drainingRpcServer(rmqServerSettings(url, queue, prefetchCount));
+export function rpcServerOptions(url: string, queue: string, settings: RpcServerSettings = {}): CustomStrategy {
+  return drainingRpcServer(rmqServerSettings(url, queue, settings.prefetchCount ?? 32, settings.redeliverOnCrash ?? false));
 }
 
-function rmqServerSettings(url: string, queue: string, prefetchCount: number): RmqOptions {
+function rmqServerSettings(url: string, queue: string, prefetchCount: number, redeliverOnCrash: boolean): RmqOptions {
   return {
     transport: Transport.RMQ,
     options: {
@@ -29,7 +40,7 @@ function rmqServerSettings(url: string, queue: string, prefetchCount: number): R
       queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
       socketOptions: RMQ_SOCKET_OPTIONS,
       prefetchCount,
-      noAck: true,
+      noAck: !redeliverOnCrash,
       persistent: false,
     },
   };

@@ -22,10 +22,29 @@ class SlowController {
 @Module({ controllers: [SlowController] })
 class SlowModule {}
 
-async function replica(): Promise<INestMicroservice> {
-  const app = await NestFactory.createMicroservice(SlowModule, { ...rpcServerOptions(process.env.RABBITMQ_URL!, QUEUE, 8), logger: silent });
+async function replica(queue = QUEUE, redeliverOnCrash = false): Promise<INestMicroservice> {
+  const app = await NestFactory.createMicroservice(SlowModule, {
+    ...rpcServerOptions(process.env.RABBITMQ_URL!, queue, { prefetchCount: 8, redeliverOnCrash }),
+    logger: silent,
+  });
   await app.listen();
   return app;
+}
+
+function clientOf(queue: string): ClientRMQ {
+  return new ClientRMQ({
+    urls: [process.env.RABBITMQ_URL!],
+    queue,
+    queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+    socketOptions: RMQ_SOCKET_OPTIONS,
+    persistent: false,
+  });
+}
+
+/** Drops the replica's broker connection at once, as a killed process would: no drain. */
+async function crash(app: INestMicroservice): Promise<void> {
+  const server = (app as unknown as { serverInstance: { server: { close(): Promise<void> } } }).serverInstance;
+  await server.server.close();
 }
 
 /**
@@ -39,13 +58,7 @@ describe('RPC server stop', () => {
 
   beforeAll(async () => {
     replicas.push(await replica(), await replica());
-    client = new ClientRMQ({
-      urls: [process.env.RABBITMQ_URL!],
-      queue: QUEUE,
-      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
-      socketOptions: RMQ_SOCKET_OPTIONS,
-      persistent: false,
-    });
+    client = clientOf(QUEUE);
     await client.connect();
   });
 
@@ -72,5 +85,28 @@ describe('RPC server stop', () => {
     // It waited for its own requests (one handler's time), not for the queue.
     expect(closedIn).toBeGreaterThanOrEqual(50);
     expect(closedIn).toBeLessThan(2000);
+  }, 20_000);
+
+  it('gives the requests a crashed replica held to another one, for read-only services', async () => {
+    const queue = `rpc-crash.${randomUUID()}`;
+    const survivor = await replica(queue, true);
+    const victim = await replica(queue, true);
+    const caller = clientOf(queue);
+    await caller.connect();
+    try {
+      const requests = Array.from({ length: 30 }, (_, n) =>
+        firstValueFrom(caller.send<{ n: number }>('slow.echo', { n }).pipe(timeout(4000))).then(
+          (reply) => reply.n,
+          (error: unknown) => `request ${n}: ${String(error)}`,
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      await crash(victim);
+      expect(await Promise.all(requests)).toEqual(Array.from({ length: 30 }, (_, n) => n));
+    } finally {
+      await caller.close();
+      await survivor.close();
+      await victim.close().catch(() => undefined);
+    }
   }, 20_000);
 });

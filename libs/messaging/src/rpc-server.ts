@@ -18,6 +18,7 @@ export class DrainingRmqServer extends ServerRMQ {
   private consumerChannel?: Channel;
   private inFlight = 0;
   private idle?: () => void;
+  private readonly acknowledged = new WeakSet<object>();
 
   constructor(options: RmqOptions['options'] & { queue: string }) {
     const tag = `${options.queue}.${randomUUID()}`;
@@ -58,7 +59,28 @@ export class DrainingRmqServer extends ServerRMQ {
     const sent = (this.channel as { sendToQueue(queue: string, content: Buffer, options: Record<string, unknown>): Promise<unknown> | boolean })
       .sendToQueue(replyTo, Buffer.from(JSON.stringify(packet)), { correlationId, ...options });
     if (sent instanceof Promise) {
-      sent.catch((error: unknown) => this.logger.warn(`a reply was not delivered (the caller times out): ${errorMessage(error)}`));
+      sent.then(
+        () => this.acknowledge(context),
+        (error: unknown) => this.logger.warn(`a reply was not delivered (the caller times out): ${errorMessage(error)}`),
+      );
+    } else {
+      this.acknowledge(context);
+    }
+  }
+
+  /**
+   * With manual acknowledgement (`noAck: false`), the request is acknowledged once its reply is
+   * out — once, though Nest may publish a request's end in a second packet.
+   */
+  private acknowledge(context: RmqContext): void {
+    if (this.noAck) return;
+    const message = context.getMessage() as object;
+    if (this.acknowledged.has(message)) return;
+    this.acknowledged.add(message);
+    try {
+      (context.getChannelRef() as Channel).ack(message as never);
+    } catch {
+      // The channel closed meanwhile: the request comes back and is answered again (read-only).
     }
   }
 

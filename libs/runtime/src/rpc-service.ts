@@ -20,6 +20,11 @@ export interface RpcServiceDefinition<E extends ServiceEnv = ServiceEnv> {
   module: Type<unknown> | ((env: E) => DynamicModule);
   /** The environment class validated at boot (default ServiceEnv). */
   env?: new () => E;
+  /**
+   * Its handlers only read: a request held by a replica that dies goes back to the queue for
+   * another (see RpcServerSettings). Leave it off for services whose handlers change things.
+   */
+  readOnly?: boolean;
 }
 
 /**
@@ -42,7 +47,7 @@ export async function runRpcService<E extends ServiceEnv = ServiceEnv>(definitio
 
   const app = await NestFactory.createMicroservice<MicroserviceOptions>(
     RootModule,
-    { ...rpcServerOptions(env.RABBITMQ_URL, definition.queue), logger },
+    { ...rpcServerOptions(env.RABBITMQ_URL, definition.queue, { redeliverOnCrash: definition.readOnly ?? false }), logger },
   );
   let brokerUp = false;
   app.status.subscribe((status) => {
