@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { generateMasterKey, SecretCipher } from '@cars/signing';
-import { createVhost, deleteVhost, openTestDataSource } from '@cars/testing';
+import { createDataSource } from '@cars/persistence';
+import { createIsolatedDatabase, createVhost, deleteVhost } from '@cars/testing';
 import { DataSource } from 'typeorm';
 import { createTestAccount } from './support/accounts';
 import { AppProcess, freePort, startApp, waitForOk } from './support/processes';
@@ -22,6 +23,9 @@ describe('webhook secrets: logs, boot and master-key rotation', () => {
   const newKey = generateMasterKey();
   let env: Record<string, string>;
   let db: DataSource;
+  // A database of its own: `secrets:reencrypt` rewrites every secret it holds, and other specs'
+  // endpoints are sealed under the run's key, not this spec's.
+  let isolated: { url: string; drop: () => Promise<void> };
   const apps: AppProcess[] = [];
 
   const start = async (key: string, extra: Record<string, string> = {}) => {
@@ -35,14 +39,16 @@ describe('webhook secrets: logs, boot and master-key rotation', () => {
   };
 
   beforeAll(async () => {
-    env = { DATABASE_URL: process.env.DATABASE_URL!, RABBITMQ_URL: createVhost(vhostName), DATABASE_POOL_SIZE: '3' };
-    db = await openTestDataSource();
+    isolated = await createIsolatedDatabase('webhook_secrets');
+    env = { DATABASE_URL: isolated.url, RABBITMQ_URL: createVhost(vhostName), DATABASE_POOL_SIZE: '3' };
+    db = await createDataSource({ url: isolated.url, poolSize: 2 }).initialize();
   }, 30_000);
 
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.stop()));
     deleteVhost(vhostName);
     await db?.destroy();
+    await isolated?.drop();
   });
 
   it('refuses to start the webhooks app without a usable WEBHOOK_SECRET_KEY, saying why', async () => {
