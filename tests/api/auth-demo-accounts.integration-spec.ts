@@ -1,5 +1,5 @@
-import { apiKeyPrefix, apiKeysRepository, ensureDemoAccounts, hashApiKey, revokeApiKey } from '@cars/accounts';
-import { createDataSource } from '@cars/persistence';
+import { apiKeyPrefix, ApiKeysRepository, ensureDemoAccounts, hashApiKey, revokeApiKey } from '@cars/accounts';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { createIsolatedDatabase } from '@cars/testing';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
@@ -62,7 +62,7 @@ describe('demo accounts', () => {
     const replaced = after.find((d) => d.plan === '10k')!;
     expect(replaced.accountId).toBe(revoked.accountId);
     expect(replaced.apiKey).not.toBe(revoked.apiKey);
-    expect(await apiKeysRepository.findActiveHolder(db, hashApiKey(replaced.apiKey))).not.toBeNull();
+    expect(await new ApiKeysRepository(pgPoolOf(db)).findActiveHolder(hashApiKey(replaced.apiKey))).not.toBeNull();
     expect(await ensureDemoAccounts(db)).toEqual(after);
     expect(after.filter((d) => d.plan !== '10k')).toEqual(before.filter((d) => d.plan !== '10k'));
     expect((await request(`${gateway.url}/probe-access/open`, bearer(revoked.apiKey))).status).toBe(401);

@@ -1,15 +1,45 @@
-import { DataSource, EntityManager } from 'typeorm';
+import { pgPoolOf, withTransaction } from '@cars/persistence';
+import { Pool, PoolClient } from 'pg';
+import type { DataSource } from 'typeorm';
+
+/** A pg pool, or the client of a transaction the caller holds. */
+export type PgHandle = Pool | PoolClient;
 
 /**
- * Where the accounts functions run their SQL: the process's DataSource, or the EntityManager of a
- * transaction the caller holds (the delivery worker reserves allowance in the same transaction
- * that claims a delivery).
+ * Where the accounts functions run their SQL: a pg pool, the client of a transaction the caller
+ * holds, or the process DataSource (whose own pg pool is used: `pgPoolOf`). Statements always go
+ * through pg.
  */
-export type Db = DataSource | EntityManager;
+export type Db = PgHandle | DataSource;
 
-export function inTransaction<T>(db: Db, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-  // EntityManager.transaction reuses the caller's transaction (as a savepoint) when there is one.
-  return (db instanceof DataSource ? db.manager : db).transaction(work);
+function isDataSource(db: Db | SqlRunner): db is DataSource {
+  return 'driver' in db && 'manager' in db;
+}
+
+/** The pg handle of `db`: the DataSource's pool, or the pool or client as given. */
+export function pgHandleOf(db: Db): PgHandle {
+  return isDataSource(db) ? pgPoolOf(db) : db;
+}
+
+/**
+ * Runs `work` in a transaction: a new one (persistence's `withTransaction`) on a pool or a
+ * DataSource; on the client of the caller's transaction, inside a savepoint of it, so a failed
+ * `work` undoes only its own statements and the caller's transaction can go on (what a retry
+ * after a unique violation relies on).
+ */
+export async function inTransaction<T>(db: Db, work: (tx: PoolClient) => Promise<T>): Promise<T> {
+  const handle = pgHandleOf(db);
+  if (handle instanceof Pool) return withTransaction(handle, work);
+  await handle.query('SAVEPOINT accounts_work');
+  try {
+    const result = await work(handle);
+    await handle.query('RELEASE SAVEPOINT accounts_work');
+    return result;
+  } catch (error) {
+    // Should even this fail, the caller's transaction is aborted and its next statement says so.
+    await handle.query('ROLLBACK TO SAVEPOINT accounts_work; RELEASE SAVEPOINT accounts_work').catch(() => undefined);
+    throw error;
+  }
 }
 
 /**
@@ -24,8 +54,11 @@ export interface SqlRunner {
   query(sql: string, parameters?: unknown[]): Promise<unknown[]>;
 }
 
-/** Where the accounts and ledger functions run a statement: TypeORM handles or a SqlRunner. */
-export type SqlHandle = Db | SqlRunner;
+/**
+ * Where the ledger and plan functions run a statement: a SqlRunner, or the process DataSource
+ * (its pg pool). Never a bare pg pool or client: see SqlRunner.
+ */
+export type SqlHandle = DataSource | SqlRunner;
 
 /** Anything with pg's `query(text, values) → {rows}`: a Pool, or a PoolClient inside a transaction. */
 export interface PgQueryable {
@@ -37,13 +70,27 @@ export function pgRunner(client: PgQueryable): SqlRunner {
   return { resolvesToRows: true, query: async (sql, parameters) => (await client.query(sql, parameters)).rows };
 }
 
+/** The SqlRunner of a handle: the DataSource's pg pool, or the runner as given. */
+export function sqlRunnerOf(db: SqlHandle): SqlRunner {
+  return isDataSource(db) ? pgRunner(pgPoolOf(db)) : db;
+}
+
 /** `query` rows as typed records (UPDATEs are wrapped in a CTE so every statement returns rows). */
 export async function rows<T>(db: SqlHandle, sql: string, params: unknown[] = []): Promise<T[]> {
-  return (await db.query(sql, params)) as T[];
+  return (await sqlRunnerOf(db).query(sql, params)) as T[];
 }
 
 export async function firstRow<T>(db: SqlHandle, sql: string, params: unknown[] = []): Promise<T | null> {
   return (await rows<T>(db, sql, params))[0] ?? null;
+}
+
+/** The rows of one statement on a pg pool or client. */
+export async function pgRows<T>(sql: PgHandle, text: string, params: unknown[] = []): Promise<T[]> {
+  return (await sql.query(text, params)).rows as T[];
+}
+
+export async function pgFirstRow<T>(sql: PgHandle, text: string, params: unknown[] = []): Promise<T | null> {
+  return (await pgRows<T>(sql, text, params))[0] ?? null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,18 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { createDataSource } from '@cars/persistence';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 import { inTransaction } from '../db';
-import { accountsRepository } from './accounts.repository';
+import { AccountsRepository } from './accounts.repository';
 
 /**
  * The SQL of `accounts`, called directly against the test run's migrated database. Every test
  * works on accounts of its own (random emails), so it shares the database with other specs safely.
  */
-describe('accountsRepository (PostgreSQL)', () => {
+describe('AccountsRepository (PostgreSQL)', () => {
   let db: DataSource;
+  let accountsRepository: AccountsRepository;
 
   beforeAll(async () => {
     db = await createDataSource({ url: process.env.DATABASE_URL!, poolSize: 4, applicationName: 'test' }).initialize();
+    accountsRepository = new AccountsRepository(pgPoolOf(db));
   });
 
   afterAll(async () => {
@@ -26,7 +28,7 @@ describe('accountsRepository (PostgreSQL)', () => {
   it('inserts an account and reads it back by id', async () => {
     const address = email();
     const expires = new Date('2031-02-03T04:05:06.789Z');
-    const account = await accountsRepository.insert(db, { email: address, plan: '10k', emailVerified: true, planExpiresAt: expires });
+    const account = await accountsRepository.insert({ email: address, plan: '10k', emailVerified: true, planExpiresAt: expires });
     expect(account).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       email: address,
@@ -35,56 +37,56 @@ describe('accountsRepository (PostgreSQL)', () => {
       planExpiresAt: expires,
       createdAt: expect.any(Date),
     });
-    expect(await accountsRepository.find(db, account!.id)).toEqual(account);
-    expect(await accountsRepository.find(db, randomUUID())).toBeNull();
+    expect(await accountsRepository.find(account!.id)).toEqual(account);
+    expect(await accountsRepository.find(randomUUID())).toBeNull();
   });
 
   it('answers null for an email that exists already, whatever its letter case, and keeps the first account', async () => {
     const address = email();
-    const first = await accountsRepository.insert(db, { email: address, plan: 'free', emailVerified: false, planExpiresAt: null });
-    expect(await accountsRepository.insert(db, { email: address.toUpperCase(), plan: '1k', emailVerified: true, planExpiresAt: null })).toBeNull();
+    const first = await accountsRepository.insert({ email: address, plan: 'free', emailVerified: false, planExpiresAt: null });
+    expect(await accountsRepository.insert({ email: address.toUpperCase(), plan: '1k', emailVerified: true, planExpiresAt: null })).toBeNull();
     const rows: { plan: string }[] = await db.query(`SELECT plan FROM accounts WHERE lower(email) = lower($1)`, [address]);
     expect(rows).toEqual([{ plan: 'free' }]);
-    expect(await accountsRepository.find(db, first!.id)).toEqual(first);
+    expect(await accountsRepository.find(first!.id)).toEqual(first);
   });
 
   it('refuses a plan the table does not know', async () => {
     await expect(
-      accountsRepository.insert(db, { email: email(), plan: 'gold' as never, emailVerified: false, planExpiresAt: null }),
+      accountsRepository.insert({ email: email(), plan: 'gold' as never, emailVerified: false, planExpiresAt: null }),
     ).rejects.toMatchObject({ code: '23514', constraint: 'accounts_plan_check' });
   });
 
   it('ensures an account: inserts it once, then returns the existing one unchanged', async () => {
     const address = email();
-    const created = await accountsRepository.ensure(db, { email: address, plan: '1k', emailVerified: true });
+    const created = await accountsRepository.ensure({ email: address, plan: '1k', emailVerified: true });
     expect(created).toMatchObject({ email: address, plan: '1k', emailVerified: true, planExpiresAt: null });
-    const again = await accountsRepository.ensure(db, { email: address.toUpperCase(), plan: 'free', emailVerified: false });
+    const again = await accountsRepository.ensure({ email: address.toUpperCase(), plan: 'free', emailVerified: false });
     expect(again).toEqual(created);
   });
 
   it('changes the plan and its expiry, and moves updated_at', async () => {
-    const account = (await accountsRepository.insert(db, { email: email(), plan: 'free', emailVerified: false, planExpiresAt: null }))!;
+    const account = (await accountsRepository.insert({ email: email(), plan: 'free', emailVerified: false, planExpiresAt: null }))!;
     await db.query(`UPDATE accounts SET updated_at = '2000-01-01T00:00:00Z' WHERE id = $1`, [account.id]);
     const expires = new Date('2030-01-01T00:00:00Z');
-    expect(await accountsRepository.updatePlan(db, account.id, '100k', expires)).toEqual({ ...account, plan: '100k', planExpiresAt: expires });
+    expect(await accountsRepository.updatePlan(account.id, '100k', expires)).toEqual({ ...account, plan: '100k', planExpiresAt: expires });
     expect((await updatedAt(account.id)).getTime()).toBeGreaterThan(Date.parse('2000-01-01T00:00:00Z'));
-    expect(await accountsRepository.updatePlan(db, account.id, 'free', null)).toMatchObject({ plan: 'free', planExpiresAt: null });
-    expect(await accountsRepository.updatePlan(db, randomUUID(), '1k', null)).toBeNull();
+    expect(await accountsRepository.updatePlan(account.id, 'free', null)).toMatchObject({ plan: 'free', planExpiresAt: null });
+    expect(await accountsRepository.updatePlan(randomUUID(), '1k', null)).toBeNull();
   });
 
   it('marks the email verified', async () => {
-    const account = (await accountsRepository.insert(db, { email: email(), plan: 'free', emailVerified: false, planExpiresAt: null }))!;
-    expect(await accountsRepository.markEmailVerified(db, account.id)).toEqual({ ...account, emailVerified: true });
-    expect(await accountsRepository.find(db, account.id)).toMatchObject({ emailVerified: true });
-    expect(await accountsRepository.markEmailVerified(db, randomUUID())).toBeNull();
+    const account = (await accountsRepository.insert({ email: email(), plan: 'free', emailVerified: false, planExpiresAt: null }))!;
+    expect(await accountsRepository.markEmailVerified(account.id)).toEqual({ ...account, emailVerified: true });
+    expect(await accountsRepository.find(account.id)).toMatchObject({ emailVerified: true });
+    expect(await accountsRepository.markEmailVerified(randomUUID())).toBeNull();
   });
 
   it("runs in the caller's transaction: a rollback undoes its writes", async () => {
     const address = email();
     await expect(
       inTransaction(db, async (tx) => {
-        const account = await accountsRepository.insert(tx, { email: address, plan: '1k', emailVerified: false, planExpiresAt: null });
-        expect(await accountsRepository.find(tx, account!.id)).toMatchObject({ email: address });
+        const account = await new AccountsRepository(tx).insert({ email: address, plan: '1k', emailVerified: false, planExpiresAt: null });
+        expect(await new AccountsRepository(tx).find(account!.id)).toMatchObject({ email: address });
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
@@ -93,15 +95,15 @@ describe('accountsRepository (PostgreSQL)', () => {
   });
 
   it('locks the row for the rest of the transaction when asked to', async () => {
-    const account = (await accountsRepository.insert(db, { email: email(), plan: 'free', emailVerified: false, planExpiresAt: null }))!;
+    const account = (await accountsRepository.insert({ email: email(), plan: 'free', emailVerified: false, planExpiresAt: null }))!;
     const tryLock = () => db.query(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE NOWAIT`, [account.id]);
     await inTransaction(db, async (tx) => {
-      expect(await accountsRepository.find(tx, account.id, { lock: true })).toEqual(account);
+      expect(await new AccountsRepository(tx).find(account.id, { lock: true })).toEqual(account);
       // Another connection cannot take the lock while this transaction holds it.
       await expect(tryLock()).rejects.toMatchObject({ code: '55P03' });
     });
     await inTransaction(db, async (tx) => {
-      expect(await accountsRepository.find(tx, account.id)).toEqual(account);
+      expect(await new AccountsRepository(tx).find(account.id)).toEqual(account);
       // Without the option the read takes no lock.
       await expect(tryLock()).resolves.toEqual([{ '?column?': 1 }]);
     });

@@ -1,4 +1,6 @@
-import { Db, firstRow } from '../db';
+import { Inject, Injectable } from '@nestjs/common';
+import { PG_POOL } from '@cars/persistence';
+import { PgHandle, pgFirstRow } from '../db';
 import { PlanId } from '../plans/plans';
 
 export interface AccountRecord {
@@ -12,57 +14,60 @@ export interface AccountRecord {
 
 const COLUMNS = `id, email, email_verified AS "emailVerified", plan, plan_expires_at AS "planExpiresAt", created_at AS "createdAt"`;
 
-/** SQL of the `accounts` table. */
-export const accountsRepository = {
+/**
+ * SQL of the `accounts` table, over a pg pool (`PG_POOL` when Nest provides it) or the client of
+ * a transaction (`new AccountsRepository(tx)`).
+ */
+@Injectable()
+export class AccountsRepository {
+  constructor(@Inject(PG_POOL) private readonly sql: PgHandle) {}
+
   /** Null when an account with that email (case-insensitive) exists already. */
-  insert(
-    db: Db,
-    account: { email: string; plan: PlanId; emailVerified: boolean; planExpiresAt: Date | null },
-  ): Promise<AccountRecord | null> {
-    return firstRow<AccountRecord>(
-      db,
+  insert(account: { email: string; plan: PlanId; emailVerified: boolean; planExpiresAt: Date | null }): Promise<AccountRecord | null> {
+    return pgFirstRow<AccountRecord>(
+      this.sql,
       `INSERT INTO accounts (email, email_verified, plan, plan_expires_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${COLUMNS}`,
       [account.email, account.emailVerified, account.plan, account.planExpiresAt],
     );
-  },
+  }
 
   /** Inserts unless an account with that email (case-insensitive) exists; returns the account either way. */
-  async ensure(db: Db, account: { email: string; plan: PlanId; emailVerified: boolean }): Promise<AccountRecord> {
-    await db.query(
+  async ensure(account: { email: string; plan: PlanId; emailVerified: boolean }): Promise<AccountRecord> {
+    await this.sql.query(
       `INSERT INTO accounts (email, email_verified, plan) VALUES ($1, $2, $3) ON CONFLICT ((lower(email))) DO NOTHING`,
       [account.email, account.emailVerified, account.plan],
     );
-    const row = await firstRow<AccountRecord>(db, `SELECT ${COLUMNS} FROM accounts WHERE lower(email) = lower($1)`, [
+    const row = await pgFirstRow<AccountRecord>(this.sql, `SELECT ${COLUMNS} FROM accounts WHERE lower(email) = lower($1)`, [
       account.email,
     ]);
     if (!row) throw new Error(`account ${account.email} vanished while being ensured`);
     return row;
-  },
+  }
 
-  find(db: Db, id: string, options: { lock?: boolean } = {}): Promise<AccountRecord | null> {
-    return firstRow<AccountRecord>(db, `SELECT ${COLUMNS} FROM accounts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [
+  find(id: string, options: { lock?: boolean } = {}): Promise<AccountRecord | null> {
+    return pgFirstRow<AccountRecord>(this.sql, `SELECT ${COLUMNS} FROM accounts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [
       id,
     ]);
-  },
+  }
 
-  updatePlan(db: Db, id: string, plan: PlanId, planExpiresAt: Date | null): Promise<AccountRecord | null> {
-    return firstRow<AccountRecord>(
-      db,
+  updatePlan(id: string, plan: PlanId, planExpiresAt: Date | null): Promise<AccountRecord | null> {
+    return pgFirstRow<AccountRecord>(
+      this.sql,
       `WITH u AS (
          UPDATE accounts SET plan = $2, plan_expires_at = $3, updated_at = now() WHERE id = $1 RETURNING *
        ) SELECT ${COLUMNS} FROM u`,
       [id, plan, planExpiresAt],
     );
-  },
+  }
 
-  markEmailVerified(db: Db, id: string): Promise<AccountRecord | null> {
-    return firstRow<AccountRecord>(
-      db,
+  markEmailVerified(id: string): Promise<AccountRecord | null> {
+    return pgFirstRow<AccountRecord>(
+      this.sql,
       `WITH u AS (
          UPDATE accounts SET email_verified = true, updated_at = now() WHERE id = $1 RETURNING *
        ) SELECT ${COLUMNS} FROM u`,
       [id],
     );
-  },
-};
+  }
+}

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createDataSource } from '@cars/persistence';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { DataSource } from 'typeorm';
+import { inTransaction } from '../db';
 import { AccountsConflictError, AccountsInputError, AccountsNotFoundError } from '../errors';
 import { hashApiKey } from '../keys/api-key';
-import { apiKeysRepository } from '../keys/api-keys.repository';
+import { ApiKeysRepository } from '../keys/api-keys.repository';
 import { getUsage } from '../ledger/usage-ledger';
 import {
   createAccount,
@@ -61,14 +62,33 @@ describe('accounts service (PostgreSQL)', () => {
     expect(summary.usage.limit).toBe(100);
   });
 
+  it("runs in the caller's pg transaction: a failed call leaves it usable, its rollback undoes every call", async () => {
+    const address = email();
+    const client = await pgPoolOf(db).connect();
+    try {
+      await client.query('BEGIN');
+      const { account } = await createAccount(client, { email: address, plan: 'free' });
+      await expect(createAccount(client, { email: address.toUpperCase(), plan: 'free' })).rejects.toBeInstanceOf(AccountsConflictError);
+      // A statement that fails inside a nested transaction is undone to its savepoint only.
+      await expect(inTransaction(client, (tx) => tx.query('SELECT 1 / 0'))).rejects.toMatchObject({ code: '22012' });
+      expect(await setPlan(client, { accountId: account.id, plan: '1k' })).toMatchObject({ plan: '1k' });
+      expect(await createApiKey(client, account.id)).toMatchObject({ accountId: account.id });
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+    const rows: unknown[] = await db.query(`SELECT 1 FROM accounts WHERE lower(email) = lower($1)`, [address]);
+    expect(rows).toEqual([]);
+  });
+
   it('creates and revokes keys; unknown ids and prefixes are errors', async () => {
     const { account, key } = await createAccount(db, { email: email(), plan: '1k' });
     const second = await createApiKey(db, account.id);
     const revoked = await revokeApiKey(db, key.prefix);
     expect(revoked.revokedAt).toBeInstanceOf(Date);
     expect((await revokeApiKey(db, key.prefix)).revokedAt).toEqual(revoked.revokedAt);
-    expect(await apiKeysRepository.findActiveHolder(db, hashApiKey(key.apiKey))).toBeNull();
-    expect(await apiKeysRepository.findActiveHolder(db, hashApiKey(second.apiKey))).toMatchObject({ accountId: account.id });
+    expect(await new ApiKeysRepository(pgPoolOf(db)).findActiveHolder(hashApiKey(key.apiKey))).toBeNull();
+    expect(await new ApiKeysRepository(pgPoolOf(db)).findActiveHolder(hashApiKey(second.apiKey))).toMatchObject({ accountId: account.id });
 
     await expect(createApiKey(db, randomUUID())).rejects.toBeInstanceOf(AccountsNotFoundError);
     await expect(createApiKey(db, 'x')).rejects.toBeInstanceOf(AccountsInputError);

@@ -1,11 +1,11 @@
 import { generateApiKey } from '../keys/api-key';
-import { ApiKeyRecord, apiKeysRepository } from '../keys/api-keys.repository';
-import { Db, inTransaction, isUniqueViolation, isUuid } from '../db';
+import { ApiKeyRecord, ApiKeysRepository } from '../keys/api-keys.repository';
+import { Db, inTransaction, isUniqueViolation, isUuid, PgHandle, pgHandleOf, pgRunner } from '../db';
 import { AccountsConflictError, AccountsInputError, AccountsNotFoundError } from '../errors';
 import { getUsage, setUsedUnits, Usage } from '../ledger/usage-ledger';
 import { billingPeriod } from '../ledger/billing-period';
 import { effectivePlan, isPlanId, PLAN_IDS, PlanId, PLANS } from '../plans/plans';
-import { AccountRecord, accountsRepository } from './accounts.repository';
+import { AccountRecord, AccountsRepository } from './accounts.repository';
 import { applyPlanChangeRules } from './plan-change.rules';
 
 /** Operator-level account management (admin CLI, demo accounts, later the console). */
@@ -21,9 +21,9 @@ function assertAccountId(accountId: string): void {
   if (!isUuid(accountId)) throw new AccountsInputError(`account id must be a UUID (got "${accountId}")`);
 }
 
-async function requireAccount(db: Db, accountId: string, lock = false): Promise<AccountRecord> {
+async function requireAccount(sql: PgHandle, accountId: string, lock = false): Promise<AccountRecord> {
   assertAccountId(accountId);
-  const account = await accountsRepository.find(db, accountId, { lock });
+  const account = await new AccountsRepository(sql).find(accountId, { lock });
   if (!account) throw new AccountsNotFoundError(`no account with id ${accountId}`);
   return account;
 }
@@ -44,7 +44,7 @@ export async function createAccount(
   if (!EMAIL.test(email)) throw new AccountsInputError(`"${input.email}" is not an email address`);
   const plan = parsePlan(input.plan);
   return inTransaction(db, async (tx) => {
-    const account = await accountsRepository.insert(tx, {
+    const account = await new AccountsRepository(tx).insert({
       email,
       plan,
       emailVerified: input.emailVerified ?? false,
@@ -56,12 +56,13 @@ export async function createAccount(
   });
 }
 
-async function insertNewKey(db: Db, accountId: string): Promise<CreatedApiKey> {
+async function insertNewKey(db: PgHandle, accountId: string): Promise<CreatedApiKey> {
   // A prefix collision (62^7 space) is practically impossible; retry anyway rather than fail.
   for (let attempt = 0; ; attempt += 1) {
     const key = generateApiKey();
     try {
-      const record = await inTransaction(db, (tx) => apiKeysRepository.insert(tx, accountId, key));
+      // In a transaction (a savepoint in the caller's): a failed attempt leaves it usable for the next.
+      const record = await inTransaction(db, (tx) => new ApiKeysRepository(tx).insert(accountId, key));
       return { keyId: record!.id, accountId, prefix: key.prefix, apiKey: key.apiKey };
     } catch (error) {
       if (attempt < 3 && isUniqueViolation(error)) continue;
@@ -71,8 +72,9 @@ async function insertNewKey(db: Db, accountId: string): Promise<CreatedApiKey> {
 }
 
 export async function createApiKey(db: Db, accountId: string): Promise<CreatedApiKey> {
-  await requireAccount(db, accountId);
-  return insertNewKey(db, accountId);
+  const sql = pgHandleOf(db);
+  await requireAccount(sql, accountId);
+  return insertNewKey(sql, accountId);
 }
 
 /**
@@ -80,7 +82,7 @@ export async function createApiKey(db: Db, accountId: string): Promise<CreatedAp
  * (API_KEY_CACHE_TTL_MS, at most 30 s).
  */
 export async function revokeApiKey(db: Db, prefix: string): Promise<ApiKeyRecord> {
-  const record = await apiKeysRepository.revokeByPrefix(db, prefix.trim());
+  const record = await new ApiKeysRepository(pgHandleOf(db)).revokeByPrefix(prefix.trim());
   if (!record) throw new AccountsNotFoundError(`no API key with prefix ${prefix}`);
   return record;
 }
@@ -95,8 +97,8 @@ export async function setPlan(
   if (plan === 'free' && planExpiresAt !== null) throw new AccountsInputError('the free plan does not expire');
   return inTransaction(db, async (tx) => {
     const before = await requireAccount(tx, input.accountId, true);
-    const after = (await accountsRepository.updatePlan(tx, input.accountId, plan, planExpiresAt))!;
-    await applyPlanChangeRules(tx, {
+    const after = (await new AccountsRepository(tx).updatePlan(input.accountId, plan, planExpiresAt))!;
+    await applyPlanChangeRules(pgRunner(tx), {
       accountId: input.accountId,
       from: { plan: before.plan, planExpiresAt: before.planExpiresAt },
       to: { plan: after.plan, planExpiresAt: after.planExpiresAt },
@@ -107,7 +109,7 @@ export async function setPlan(
 
 export async function verifyEmail(db: Db, accountId: string): Promise<AccountRecord> {
   assertAccountId(accountId);
-  const account = await accountsRepository.markEmailVerified(db, accountId);
+  const account = await new AccountsRepository(pgHandleOf(db)).markEmailVerified(accountId);
   if (!account) throw new AccountsNotFoundError(`no account with id ${accountId}`);
   return account;
 }
@@ -116,8 +118,9 @@ export async function setUsage(db: Db, accountId: string, used: number): Promise
   if (!Number.isInteger(used) || used < 0 || used > 2_000_000_000) {
     throw new AccountsInputError(`used must be a non-negative integer (got "${used}")`);
   }
-  await requireAccount(db, accountId);
-  return setUsedUnits(db, accountId, used);
+  const sql = pgHandleOf(db);
+  await requireAccount(sql, accountId);
+  return setUsedUnits(pgRunner(sql), accountId, used);
 }
 
 export interface AccountSummary {
@@ -128,9 +131,10 @@ export interface AccountSummary {
 }
 
 export async function describeAccount(db: Db, accountId: string, now: Date = new Date()): Promise<AccountSummary> {
-  const account = await requireAccount(db, accountId);
+  const sql = pgHandleOf(db);
+  const account = await requireAccount(sql, accountId);
   const plan = effectivePlan(account, now);
-  const usage = await getUsage(db, accountId, now);
+  const usage = await getUsage(pgRunner(sql), accountId, now);
   return {
     account,
     effectivePlan: plan.id,

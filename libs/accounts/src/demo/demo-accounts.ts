@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
-import { accountsRepository } from '../accounts/accounts.repository';
-import { firstRow, inTransaction } from '../db';
+import { AccountsRepository } from '../accounts/accounts.repository';
+import { Db, inTransaction, pgFirstRow } from '../db';
 import { deriveApiKey } from '../keys/api-key';
-import { apiKeysRepository } from '../keys/api-keys.repository';
+import { ApiKeysRepository } from '../keys/api-keys.repository';
 import { PLAN_IDS, PlanId, PLANS } from '../plans/plans';
 
 export interface DemoAccount {
@@ -36,19 +35,21 @@ const MAX_GENERATIONS = 100;
  *
  * Idempotent and safe when several processes start at once (transaction-scoped advisory lock).
  */
-export async function ensureDemoAccounts(dataSource: DataSource): Promise<DemoAccount[]> {
-  return inTransaction(dataSource, async (tx) => {
+export async function ensureDemoAccounts(db: Db): Promise<DemoAccount[]> {
+  return inTransaction(db, async (tx) => {
+    const accounts = new AccountsRepository(tx);
+    const keys = new ApiKeysRepository(tx);
     await tx.query(`SELECT pg_advisory_xact_lock(${LOCK_ID})`);
     await tx.query(`INSERT INTO instance_state (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [
       SECRET_NAME,
       randomBytes(32).toString('base64'),
     ]);
-    const stored = await firstRow<{ value: string }>(tx, `SELECT value FROM instance_state WHERE name = $1`, [SECRET_NAME]);
+    const stored = await pgFirstRow<{ value: string }>(tx, `SELECT value FROM instance_state WHERE name = $1`, [SECRET_NAME]);
     const secret = Buffer.from(stored!.value, 'base64');
 
     const demo: DemoAccount[] = [];
     for (const planId of PLAN_IDS) {
-      const account = await accountsRepository.ensure(tx, {
+      const account = await accounts.ensure({
         email: `${planId}@${DEMO_EMAIL_DOMAIN}`,
         plan: planId,
         emailVerified: true,
@@ -56,9 +57,9 @@ export async function ensureDemoAccounts(dataSource: DataSource): Promise<DemoAc
       let apiKey: string | undefined;
       for (let generation = 0; generation < MAX_GENERATIONS && !apiKey; generation += 1) {
         const key = deriveApiKey(secret, `demo:${planId}:${generation}`);
-        const existing = await apiKeysRepository.findByHash(tx, key.keyHash);
+        const existing = await keys.findByHash(key.keyHash);
         if (!existing) {
-          await apiKeysRepository.insert(tx, account.id, key);
+          await keys.insert(account.id, key);
           apiKey = key.apiKey;
         } else if (existing.revokedAt === null && existing.accountId === account.id) {
           apiKey = key.apiKey;

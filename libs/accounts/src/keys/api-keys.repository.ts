@@ -1,4 +1,6 @@
-import { Db, firstRow } from '../db';
+import { Inject, Injectable } from '@nestjs/common';
+import { PG_POOL } from '@cars/persistence';
+import { PgHandle, pgFirstRow } from '../db';
 import { PlanId } from '../plans/plans';
 import { NewApiKey } from './api-key';
 
@@ -21,46 +23,52 @@ export interface KeyHolderRecord {
 
 const COLUMNS = `id, account_id AS "accountId", prefix, created_at AS "createdAt", revoked_at AS "revokedAt"`;
 
-/** SQL of the `api_keys` table. Only hashes are ever written. */
-export const apiKeysRepository = {
-  insert(db: Db, accountId: string, key: NewApiKey): Promise<ApiKeyRecord | null> {
-    return firstRow<ApiKeyRecord>(
-      db,
+/**
+ * SQL of the `api_keys` table, over a pg pool (`PG_POOL` when Nest provides it) or the client of
+ * a transaction (`new ApiKeysRepository(tx)`). Only hashes are ever written.
+ */
+@Injectable()
+export class ApiKeysRepository {
+  constructor(@Inject(PG_POOL) private readonly sql: PgHandle) {}
+
+  insert(accountId: string, key: NewApiKey): Promise<ApiKeyRecord | null> {
+    return pgFirstRow<ApiKeyRecord>(
+      this.sql,
       `INSERT INTO api_keys (account_id, prefix, key_hash) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
       [accountId, key.prefix, key.keyHash],
     );
-  },
+  }
 
-  findByHash(db: Db, keyHash: string): Promise<ApiKeyRecord | null> {
-    return firstRow<ApiKeyRecord>(db, `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
-  },
+  findByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+    return pgFirstRow<ApiKeyRecord>(this.sql, `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
+  }
 
   /** The holder of an unrevoked key (one indexed lookup: api_keys_key_hash_key). */
-  findActiveHolder(db: Db, keyHash: string): Promise<KeyHolderRecord | null> {
-    return firstRow<KeyHolderRecord>(
-      db,
+  findActiveHolder(keyHash: string): Promise<KeyHolderRecord | null> {
+    return pgFirstRow<KeyHolderRecord>(
+      this.sql,
       `SELECT k.id AS "keyId", k.account_id AS "accountId", a.plan, a.plan_expires_at AS "planExpiresAt",
               a.email_verified AS "emailVerified"
          FROM api_keys k JOIN accounts a ON a.id = k.account_id
         WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [keyHash],
     );
-  },
+  }
 
   /** Revokes by prefix; a key already revoked keeps its first revocation time. */
-  revokeByPrefix(db: Db, prefix: string): Promise<ApiKeyRecord | null> {
-    return firstRow<ApiKeyRecord>(
-      db,
+  revokeByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
+    return pgFirstRow<ApiKeyRecord>(
+      this.sql,
       `WITH u AS (
          UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE prefix = $1 RETURNING *
        ) SELECT ${COLUMNS} FROM u`,
       [prefix],
     );
-  },
+  }
 
-  async touchLastUsed(db: Db, keyId: string): Promise<void> {
-    await db.query(`WITH u AS (UPDATE api_keys SET last_used_at = now() WHERE id = $1 RETURNING 1) SELECT 1 FROM u`, [
+  async touchLastUsed(keyId: string): Promise<void> {
+    await this.sql.query(`WITH u AS (UPDATE api_keys SET last_used_at = now() WHERE id = $1 RETURNING 1) SELECT 1 FROM u`, [
       keyId,
     ]);
-  },
-};
+  }
+}

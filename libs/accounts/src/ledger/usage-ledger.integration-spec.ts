@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createDataSource } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 import { createAccount } from '../accounts/accounts.service';
-import { inTransaction } from '../db';
+import { inTransaction, pgRunner } from '../db';
 import { commitUsage, getUsage, releaseUsage, Reservation, reserveUsage, setUsedUnits } from './usage-ledger';
 
 describe('usage ledger (PostgreSQL)', () => {
@@ -97,18 +97,18 @@ describe('usage ledger (PostgreSQL)', () => {
     const accountId = await newAccount();
     await expect(
       inTransaction(db, async (tx) => {
-        const r = await reserveUsage(tx, { accountId, limit: 10 });
+        const r = await reserveUsage(pgRunner(tx), { accountId, limit: 10 });
         if (!r.ok) throw new Error('expected a reservation');
-        await commitUsage(tx, r.reservation);
-        expect(await getUsage(tx, accountId)).toMatchObject({ used: 1 });
+        await commitUsage(pgRunner(tx), r.reservation);
+        expect(await getUsage(pgRunner(tx), accountId)).toMatchObject({ used: 1 });
         throw new Error('delivery failed');
       }),
     ).rejects.toThrow('delivery failed');
     expect(await getUsage(db, accountId)).toMatchObject({ used: 0, reserved: 0 });
 
     await inTransaction(db, async (tx) => {
-      const r = await reserveUsage(tx, { accountId, limit: 10 });
-      if (r.ok) await commitUsage(tx, r.reservation);
+      const r = await reserveUsage(pgRunner(tx), { accountId, limit: 10 });
+      if (r.ok) await commitUsage(pgRunner(tx), r.reservation);
     });
     expect(await getUsage(db, accountId)).toMatchObject({ used: 1, reserved: 0 });
   });

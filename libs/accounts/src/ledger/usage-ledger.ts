@@ -14,10 +14,11 @@ import { BillingPeriod, billingPeriod } from './billing-period';
  * in the period, or no room) does it run a conditional upsert (INSERT … ON CONFLICT DO UPDATE …
  * WHERE), which creates the row or locks the latest row version and re-checks the limit.
  *
- * Every function takes a DataSource, the EntityManager of the caller's transaction (the delivery
- * worker can reserve in the transaction that claims a delivery, and record on the delivery that
- * it holds a reservation: a crash then leaves evidence to release from), or a ledger pool
- * (`createLedgerPool`: asynchronous commit, what the gateway uses on the request path).
+ * Every function takes a DataSource (its pg pool), the client of the caller's transaction as
+ * `pgRunner(client)` (the delivery worker can reserve in the transaction that claims a delivery,
+ * and record on the delivery that it holds a reservation: a crash then leaves evidence to release
+ * from), or a ledger pool (`createLedgerPool`: asynchronous commit, what the gateway uses on the
+ * request path).
  */
 
 export interface Reservation {

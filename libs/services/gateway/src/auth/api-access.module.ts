@@ -1,5 +1,6 @@
 import { Logger, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { ApiKeysRepository } from '@cars/accounts';
 import { API_ACCESS_CONFIG, API_ACCESS_OVERRIDES, ApiAccessConfig, loadApiAccessConfig } from '../metering/api-access.config';
 import { BurstLimiter } from '../metering/burst-limiter';
 import { MeteringHooks } from '../metering/metering.hooks';
@@ -27,6 +28,7 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
         return config;
       },
     },
+    ApiKeysRepository,
     ApiKeyAuthenticator,
     AccountChangeListener,
     BurstLimiter,

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { apiKeysRepository, hashApiKey, isWellFormedApiKey } from '@cars/accounts';
-import { DataSource } from 'typeorm';
+import { ApiKeysRepository, hashApiKey, isWellFormedApiKey } from '@cars/accounts';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
 import { ApiPrincipal } from './principal';
 import { TtlCache } from './ttl-cache';
@@ -25,7 +24,7 @@ export class ApiKeyAuthenticator {
   private generation = 0;
 
   constructor(
-    private readonly db: DataSource,
+    private readonly keys: ApiKeysRepository,
     @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
   ) {}
 
@@ -63,12 +62,12 @@ export class ApiKeyAuthenticator {
 
   private async load(keyHash: string): Promise<ApiPrincipal | null> {
     const generation = this.generation;
-    const holder = await apiKeysRepository.findActiveHolder(this.db, keyHash);
+    const holder = await this.keys.findActiveHolder(keyHash);
     const ttl = this.config.keyCacheTtlMs;
     if (generation === this.generation) this.cache.set(keyHash, holder, holder ? ttl : Math.min(ttl, NEGATIVE_TTL_MS));
     if (holder) {
       // At most once per key, gateway and cache window: a hint for operators, not an audit trail.
-      apiKeysRepository.touchLastUsed(this.db, holder.keyId).catch((error: unknown) => {
+      this.keys.touchLastUsed(holder.keyId).catch((error: unknown) => {
         this.logger.warn(`could not record last use of key ${holder.keyId}: ${String(error)}`);
       });
     }
