@@ -50,8 +50,9 @@ export function authorizationHeaderCount(rawHeaders: readonly string[]): number 
 export function accountRequirementError(
   account: { plan: PlanId; planExpiresAt: Date | null; emailVerified: boolean },
   requirement: { feature: string; verifiedEmail: boolean },
+  now?: Date,
 ): ApiException | null {
-  const refusal = paidFeatureRefusal(requirement.feature, account, { verifiedEmail: requirement.verifiedEmail });
+  const refusal = paidFeatureRefusal(requirement.feature, account, { verifiedEmail: requirement.verifiedEmail, now });
   return refusal === null ? null : new ApiException(403, { error: ErrorNames.Forbidden, message: refusal });
 }
 

@@ -61,13 +61,14 @@ export class ApiAccessGuard implements CanActivate {
     if (!principal) throw invalidApiKey();
     request.principal = principal;
 
-    const plan = effectivePlan(principal);
+    const now = this.config.now();
+    const plan = effectivePlan(principal, now);
     const burst = this.burst.take(principal.keyId);
-    const planError = this.planError(principal, paidPlanRequirement(this.reflector, context));
+    const planError = this.planError(principal, paidPlanRequirement(this.reflector, context), now);
     const reserved: Promise<Reserved> | null =
       planError || !isMetered(this.reflector, context)
         ? null
-        : this.meter.reserve(principal).then(
+        : this.meter.reserve(principal, now).then(
             (ticket) => ({ ok: true as const, ticket }),
             (error: unknown) => ({ ok: false as const, error }),
           );
@@ -87,7 +88,7 @@ export class ApiAccessGuard implements CanActivate {
     return true;
   }
 
-  private planError(principal: ApiPrincipal, requirement: PaidPlanRequirement | undefined): ApiException | null {
-    return requirement ? accountRequirementError(principal, requirement) : null;
+  private planError(principal: ApiPrincipal, requirement: PaidPlanRequirement | undefined, now: Date): ApiException | null {
+    return requirement ? accountRequirementError(principal, requirement, now) : null;
   }
 }

@@ -2,8 +2,10 @@ import 'reflect-metadata';
 import { loadApiAccessConfig } from './api-access.config';
 
 describe('loadApiAccessConfig', () => {
-  it('has the documented defaults', () => {
-    expect(loadApiAccessConfig({})).toEqual({
+  it('has the documented defaults, and judges plan expiry on the wall clock', () => {
+    const { now, ...settings } = loadApiAccessConfig({});
+    expect(Math.abs(now().getTime() - Date.now())).toBeLessThan(1000);
+    expect(settings).toEqual({
       enabled: true,
       redisUrl: undefined,
       redisKeyPrefix: 'cars:',

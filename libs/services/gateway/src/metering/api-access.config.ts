@@ -14,6 +14,8 @@ export interface ApiAccessConfig {
   keyCacheTtlMs: number;
   /** Connections of the ledger pool (asynchronous commit). */
   meteringPoolSize: number;
+  /** The time plan expiry is judged at, per request (tests move it instead of waiting). */
+  now: () => Date;
 }
 
 export const API_ACCESS_CONFIG = Symbol('API_ACCESS_CONFIG');
@@ -34,6 +36,7 @@ export function loadApiAccessConfig(
     burstCapacity: e.BURST_CAPACITY,
     keyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     meteringPoolSize: e.METERING_POOL_SIZE,
+    now: () => new Date(),
     ...overrides,
   };
 }
