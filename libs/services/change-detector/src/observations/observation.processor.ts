@@ -125,7 +125,7 @@ export class ObservationProcessor {
       const recorded: string[] = [];
       const result = await this.repository.transaction(async (client) => {
         recorded.length = 0; // a retried transaction starts over
-        return this.apply(client, observations, now ?? (await this.repository.transactionTime(client)), recorded);
+        return this.apply(client, observations, now, recorded);
       });
       this.tokens.remember(recorded);
       return result;
@@ -168,7 +168,7 @@ export class ObservationProcessor {
       const recorded: string[] = [];
       const one = await this.repository.transaction(async (client) => {
         recorded.length = 0;
-        return this.apply(client, [], options.now ?? (await this.repository.transactionTime(client)), recorded, keys);
+        return this.apply(client, [], options.now, recorded, keys);
       });
       this.tokens.remember(recorded);
       total.pending += one.pending;
@@ -207,14 +207,15 @@ export class ObservationProcessor {
 
   /**
    * One batch in its transaction: lock and read the auctions, plan the batch, write the rows,
-   * decide the events, write them and the observations that wait. `recorded` receives the
-   * description tokens added to the vocabulary (known once committed); `replay` names auctions
-   * without a new observation whose parked observations go on now.
+   * decide the events, write them and the observations that wait. `now` defaults to the
+   * transaction's database clock; `recorded` receives the description tokens added to the
+   * vocabulary (known once committed); `replay` names auctions without a new observation whose
+   * parked observations go on now.
    */
   private async apply(
     client: PoolClient,
     observations: Observation[],
-    now: Date,
+    observedAt: Date | undefined,
     recorded: string[],
     replay: readonly { source: string; source_auction_id: string }[] = [],
   ): Promise<ProcessResult> {
@@ -222,7 +223,8 @@ export class ObservationProcessor {
     const groups = [...grouped.values()];
     const sources = groups.map((g) => g.source);
     const ids = groups.map((g) => g.sourceAuctionId);
-    const version = await this.repository.lockKeys(client, groups.map((g) => g.key));
+    const { version, now: transactionTime } = await this.repository.lockKeys(client, groups.map((g) => g.key));
+    const now = observedAt ?? transactionTime;
     const reference = await this.reference.get(client, version);
     const stored = await this.repository.findForUpdate(client, sources, ids);
     const existing = new Map(stored.map((row) => [auctionKey(row.source, row.source_auction_id), row]));

@@ -2,9 +2,10 @@ import { AUCTION_COLUMN_TYPES, AUCTION_COLUMNS } from './auction-row';
 
 /**
  * The statements that write auctions, bids and their identities, written once for both writers:
- * the pipeline sends its rows as one JSON array per statement (read with `json_to_recordset`, a
- * plain parse, ~30% cheaper than building `jsonb` first), the bulk loader COPYs them into staging
- * tables. Each builder takes where its rows come from: a FROM item aliased `x`.
+ * the pipeline COPYs a batch's auction rows into its connection's staging table and sends its
+ * bids as one JSON array (read with `json_to_recordset`, a plain parse, ~30% cheaper than
+ * building `jsonb` first); the bulk loader COPYs everything into staging tables. Each builder
+ * takes where its rows come from: a FROM item aliased `x`.
  */
 
 /** Columns of an auction row as the upsert reads them (the written columns, then the bidder count). */
