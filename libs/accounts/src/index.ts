@@ -10,3 +10,4 @@ export * from './ledger/billing-period';
 export * from './ledger/usage-ledger';
 export * from './demo/demo-accounts';
 export * from './ledger/ledger-pool';
+export * from './identity';

@@ -191,3 +191,49 @@ export class ApiAccessEnv {
   @IsIn(['true', 'false'])
   METERING_ENABLED: 'true' | 'false' = 'true';
 }
+
+/**
+ * The account area (console) at the gateway: verification mail, sessions and sign-in limits (read
+ * by the gateway module, so the gateway app and the quick start both validate it at boot).
+ * Numbers and behaviour: docs/api/account-area.md.
+ */
+export class AccountAreaEnv {
+  /**
+   * Where links in emails point, e.g. `https://cars.example.com` (no trailing slash). Unset: the
+   * origin the request came to (with trust proxy, X-Forwarded-Proto/-Host).
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^https?:\/\/[^/?#\s]+$/, { message: 'PUBLIC_BASE_URL must be an http(s) origin without a path, e.g. https://cars.example.com' })
+  PUBLIC_BASE_URL?: string;
+
+  /** SMTP server for verification mail, e.g. `smtp://user:pass@mail.example.com:587` or `smtps://…`. Unset: the link is logged. */
+  @IsOptional()
+  @IsString()
+  @Matches(/^smtps?:\/\/\S+$/, { message: 'SMTP_URL must be an smtp:// or smtps:// URL' })
+  SMTP_URL?: string;
+
+  /** Sender of verification mail, e.g. `Classic Car Auction Data <no-reply@cars.example.com>`. */
+  @IsString()
+  MAIL_FROM: string = 'Classic Car Auction Data <no-reply@localhost>';
+
+  /** A session ends after this long without a request (ms; default 12 h). */
+  @IntSetting(60_000, 30 * 86_400_000)
+  SESSION_IDLE_TIMEOUT_MS: number = 12 * 3_600_000;
+
+  /** A session ends this long after sign-in whatever happens (ms; default 7 days). */
+  @IntSetting(60_000, 90 * 86_400_000)
+  SESSION_MAX_AGE_MS: number = 7 * 86_400_000;
+
+  /** Verification links are valid this long (ms; default 24 h). */
+  @IntSetting(60_000, 30 * 86_400_000)
+  EMAIL_VERIFICATION_TTL_MS: number = 86_400_000;
+
+  /** Sign-in attempts per minute per email address. */
+  @IntSetting(1, 10_000)
+  SIGNIN_ATTEMPTS_PER_EMAIL_PER_MINUTE: number = 5;
+
+  /** Sign-in and sign-up attempts per minute per client address. */
+  @IntSetting(1, 100_000)
+  SIGNIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: number = 20;
+}

@@ -12,6 +12,11 @@ import { applyPlanChangeRules } from './plan-change.rules';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** A plausible email address (one @, a dot in the domain, no spaces): the shape check of every way in. */
+export function isEmailAddress(value: string): boolean {
+  return EMAIL.test(value) && value.length <= 254;
+}
+
 export function parsePlan(value: unknown): PlanId {
   if (!isPlanId(value)) throw new AccountsInputError(`plan must be one of ${PLAN_IDS.join(', ')} (got "${String(value)}")`);
   return value;
@@ -84,6 +89,16 @@ export async function createApiKey(db: Db, accountId: string): Promise<CreatedAp
 export async function revokeApiKey(db: Db, prefix: string): Promise<ApiKeyRecord> {
   const record = await new ApiKeysRepository(pgHandleOf(db)).revokeByPrefix(prefix.trim());
   if (!record) throw new AccountsNotFoundError(`no API key with prefix ${prefix}`);
+  return record;
+}
+
+/**
+ * Revokes one key of the account by id (the console). Unknown ids and other accounts' keys are
+ * not found alike. Gateways stop accepting it at once (the `account_changes` broadcast).
+ */
+export async function revokeApiKeyOfAccount(db: Db, accountId: string, keyId: string): Promise<ApiKeyRecord> {
+  const record = isUuid(keyId) ? await new ApiKeysRepository(pgHandleOf(db)).revokeOfAccount(accountId, keyId) : null;
+  if (!record) throw new AccountsNotFoundError(`no API key with id ${keyId} on this account`);
   return record;
 }
 

@@ -12,6 +12,11 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
 }
 
+/** A key as its owner sees it in the console: never the key, never its hash. */
+export interface ApiKeyListing extends ApiKeyRecord {
+  lastUsedAt: Date | null;
+}
+
 /** What authentication needs to know about the holder of a key. */
 export interface KeyHolderRecord {
   keyId: string;
@@ -63,6 +68,35 @@ export class ApiKeysRepository {
          UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE prefix = $1 RETURNING *
        ) SELECT ${COLUMNS} FROM u`,
       [prefix],
+    );
+  }
+
+  /** The account's keys, newest first, revoked ones included. */
+  async listByAccount(accountId: string): Promise<ApiKeyListing[]> {
+    const result = await this.sql.query(
+      `SELECT ${COLUMNS}, last_used_at AS "lastUsedAt" FROM api_keys WHERE account_id = $1 ORDER BY created_at DESC, id DESC`,
+      [accountId],
+    );
+    return result.rows as ApiKeyListing[];
+  }
+
+  /** One key of the account, or null (another account's key reads as unknown). */
+  findOfAccount(accountId: string, keyId: string): Promise<ApiKeyListing | null> {
+    return pgFirstRow<ApiKeyListing>(
+      this.sql,
+      `SELECT ${COLUMNS}, last_used_at AS "lastUsedAt" FROM api_keys WHERE account_id = $1 AND id = $2`,
+      [accountId, keyId],
+    );
+  }
+
+  /** Revokes one key of the account by id; a key already revoked keeps its first revocation time. */
+  revokeOfAccount(accountId: string, keyId: string): Promise<ApiKeyRecord | null> {
+    return pgFirstRow<ApiKeyRecord>(
+      this.sql,
+      `WITH u AS (
+         UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE account_id = $1 AND id = $2 RETURNING *
+       ) SELECT ${COLUMNS} FROM u`,
+      [accountId, keyId],
     );
   }
 

@@ -21,11 +21,19 @@ import { BillingPeriod, billingPeriod } from './billing-period';
  * request path).
  */
 
+/**
+ * What a unit is for. `request`: an API request metered by a gateway (its commits also count in
+ * the row's `requests` column, so the account area can split usage); units without a kind are
+ * webhook deliveries (the delivery worker's).
+ */
+export type UsageKind = 'request';
+
 export interface Reservation {
   accountId: string;
   /** The period the units were reserved in: commit and release go to the same row. */
   period: string;
   units: number;
+  kind?: UsageKind;
 }
 
 export type ReserveResult =
@@ -48,12 +56,21 @@ export interface Usage {
   reserved: number;
 }
 
+/** Usage split by what counted it (the account area's meter). */
+export interface UsageBreakdown extends Usage {
+  /** Units of `used` committed as API requests by a gateway (at most `used`). */
+  requests: number;
+  /** The rest of `used`: successful webhook deliveries (and units an operator set with `usage:set`). */
+  deliveries: number;
+}
+
 export interface ReserveOptions {
   accountId: string;
   /** The monthly limit of the account's effective plan. */
   limit: number;
   units?: number;
   now?: Date;
+  kind?: UsageKind;
 }
 
 export async function reserveUsage(db: SqlHandle, options: ReserveOptions): Promise<ReserveResult> {
@@ -86,7 +103,7 @@ export async function reserveUsage(db: SqlHandle, options: ReserveOptions): Prom
   const consumed = row.used + row.reserved;
   return {
     ok: true,
-    reservation: { accountId: options.accountId, period: period.key, units },
+    reservation: { accountId: options.accountId, period: period.key, units, ...(options.kind ? { kind: options.kind } : {}) },
     limit: options.limit,
     consumed,
     remaining: Math.max(0, options.limit - consumed),
@@ -99,11 +116,12 @@ export async function commitUsage(db: SqlHandle, reservation: Reservation): Prom
   const row = await firstRow<{ used: number }>(
     db,
     `WITH u AS (
-       UPDATE usage_ledger SET used = used + $3, reserved = reserved - $3, updated_at = now()
+       UPDATE usage_ledger
+          SET used = used + $3, reserved = reserved - $3, requests = requests + CASE WHEN $4 THEN $3 ELSE 0 END, updated_at = now()
         WHERE account_id = $1 AND period = $2::date AND reserved >= $3
        RETURNING used
      ) SELECT used FROM u`,
-    [reservation.accountId, reservation.period, reservation.units],
+    [reservation.accountId, reservation.period, reservation.units, reservation.kind === 'request'],
   );
   return row !== null;
 }
@@ -131,6 +149,19 @@ export async function getUsage(db: SqlHandle, accountId: string, now: Date = new
     [accountId, period],
   );
   return { accountId, period, used: row?.used ?? 0, reserved: row?.reserved ?? 0 };
+}
+
+/** Usage of the period containing `now`, split into requests and deliveries. */
+export async function getUsageBreakdown(db: SqlHandle, accountId: string, now: Date = new Date()): Promise<UsageBreakdown> {
+  const period = billingPeriod(now).key;
+  const row = await firstRow<{ used: number; reserved: number; requests: number }>(
+    db,
+    `SELECT used, reserved, requests FROM usage_ledger WHERE account_id = $1 AND period = $2::date`,
+    [accountId, period],
+  );
+  const used = row?.used ?? 0;
+  const requests = Math.min(used, row?.requests ?? 0);
+  return { accountId, period, used, reserved: row?.reserved ?? 0, requests, deliveries: used - requests };
 }
 
 /** Sets the units used in the current period (operators and tests); reservations are left alone. */

@@ -13,6 +13,7 @@ import { IngestOutcomes1764660000000 } from './1764660000000-IngestOutcomes';
 import { DeliveryWorker1764700000000 } from './1764700000000-DeliveryWorker';
 import { DeliveryHealthIndex1764710000000 } from './1764710000000-DeliveryHealthIndex';
 import { EventListedMake1764720000000 } from './1764720000000-EventListedMake';
+import { AccountArea1764800000000 } from './1764800000000-AccountArea';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   DeliveryWorker1764700000000,
   DeliveryHealthIndex1764710000000,
   EventListedMake1764720000000,
+  AccountArea1764800000000,
 ];

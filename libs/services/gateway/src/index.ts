@@ -3,3 +3,4 @@ export * from './bootstrap';
 export * from './http/api-exception';
 export * from './auth';
 export * from './metering';
+export * from './account';

@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SESSION_COOKIE } from './account/session-cookie';
 
 export const API_TITLE = 'Classic Car Auction Data API';
 export const API_VERSION = '1.0.0';
@@ -10,7 +11,8 @@ export function setUpOpenApi(app: INestApplication): void {
     .setTitle(API_TITLE)
     .setDescription(
       'Completed and live classic and collector car auctions from seven platforms: search, live auctions, ' +
-        'bid history, pricing statistics, make and model lists, and signed webhooks.',
+        'bid history, pricing statistics, make and model lists, and signed webhooks. The `/account` routes are the ' +
+        'account area (the console at `/console`): email and password sign-in with a session cookie, for browsers and scripts.',
     )
     .setVersion(API_VERSION)
     .addBearerAuth({
@@ -19,6 +21,17 @@ export function setUpOpenApi(app: INestApplication): void {
       bearerFormat: 'opaque API key (cca_live_…)',
       description: 'Authorization: Bearer <API_KEY>, e.g. `Bearer cca_live_…` — an opaque key, not a JWT.',
     })
+    .addCookieAuth(
+      SESSION_COOKIE,
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        description:
+          'The console session of POST /account/signin or /account/signup (HttpOnly). Authorizes `/account/…` routes only, never ' +
+          'the data API. State-changing requests also send the session\'s `csrf_token` as `X-CSRF-Token`.',
+      },
+      SESSION_COOKIE,
+    )
     .build();
   const document = withoutUnusedSchemas(SwaggerModule.createDocument(app, config));
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', raw: ['json'] });

@@ -56,7 +56,13 @@ export function accountRequirementError(
   return refusal === null ? null : new ApiException(403, { error: ErrorNames.Forbidden, message: refusal });
 }
 
-export function burstLimitExceeded(plan: Plan, ratePerSecond: number, capacity: number, retryAfterMs: number): ApiException {
+export function burstLimitExceeded(
+  plan: Plan,
+  ratePerSecond: number,
+  capacity: number,
+  retryAfterMs: number,
+  per: 'API key' | 'account' = 'API key',
+): ApiException {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return new ApiException(
     429,
@@ -64,7 +70,7 @@ export function burstLimitExceeded(plan: Plan, ratePerSecond: number, capacity: 
       error: ErrorNames.RateLimit,
       message:
         `Burst limit exceeded: the ${plan.name} plan allows ${formatLimit(ratePerSecond)} requests per second ` +
-        `per API key, in bursts of up to ${formatLimit(capacity)}; retry after ${seconds} s`,
+        `per ${per}, in bursts of up to ${formatLimit(capacity)}; retry after ${seconds} s`,
     },
     { 'retry-after': String(seconds) },
   );

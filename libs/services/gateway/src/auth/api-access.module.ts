@@ -4,6 +4,7 @@ import { ApiKeysRepository } from '@cars/accounts';
 import { API_ACCESS_CONFIG, API_ACCESS_OVERRIDES, ApiAccessConfig, loadApiAccessConfig } from '../metering/api-access.config';
 import { BurstLimiter } from '../metering/burst-limiter';
 import { MeteringHooks } from '../metering/metering.hooks';
+import { RequestAdmission } from '../metering/request-admission';
 import { UsageMeter } from '../metering/usage-meter';
 import { AccountChangeListener } from './account-change.listener';
 import { ApiAccessGuard } from './api-access.guard';
@@ -34,9 +35,10 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
     BurstLimiter,
     UsageMeter,
     MeteringHooks,
+    RequestAdmission,
     { provide: APP_GUARD, useClass: ApiAccessGuard },
   ],
-  exports: [API_ACCESS_CONFIG, ApiKeyAuthenticator],
+  exports: [API_ACCESS_CONFIG, ApiKeyAuthenticator, BurstLimiter, RequestAdmission, UsageMeter],
 })
 export class ApiAccessModule {}
 

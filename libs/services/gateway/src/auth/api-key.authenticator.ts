@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ApiKeysRepository, hashApiKey, isWellFormedApiKey } from '@cars/accounts';
+import { ApiKeysRepository, hashApiKey, isWellFormedApiKey, KeyHolderRecord } from '@cars/accounts';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
-import { ApiPrincipal } from './principal';
 import { TtlCache } from './ttl-cache';
 
 /** Unknown keys are remembered for at most this long (a flood of bad keys costs one query each per window). */
@@ -18,8 +17,8 @@ const MAX_ENTRIES = 20000;
 @Injectable()
 export class ApiKeyAuthenticator {
   private readonly logger = new Logger('ApiKeys');
-  private readonly cache = new TtlCache<ApiPrincipal | null>(MAX_ENTRIES);
-  private readonly loading = new Map<string, Promise<ApiPrincipal | null>>();
+  private readonly cache = new TtlCache<KeyHolderRecord | null>(MAX_ENTRIES);
+  private readonly loading = new Map<string, Promise<KeyHolderRecord | null>>();
   /** Bumped by every eviction: a read that began before it does not refill the cache. */
   private generation = 0;
 
@@ -29,7 +28,7 @@ export class ApiKeyAuthenticator {
   ) {}
 
   /** The principal of an active key, or null for anything else. */
-  async authenticate(apiKey: string): Promise<ApiPrincipal | null> {
+  async authenticate(apiKey: string): Promise<KeyHolderRecord | null> {
     if (!isWellFormedApiKey(apiKey)) return null;
     const keyHash = hashApiKey(apiKey);
     const cached = this.cache.get(keyHash);
@@ -60,7 +59,7 @@ export class ApiKeyAuthenticator {
     this.generation += 1;
   }
 
-  private async load(keyHash: string): Promise<ApiPrincipal | null> {
+  private async load(keyHash: string): Promise<KeyHolderRecord | null> {
     const generation = this.generation;
     const holder = await this.keys.findActiveHolder(keyHash);
     const ttl = this.config.keyCacheTtlMs;

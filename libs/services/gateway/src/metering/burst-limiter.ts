@@ -8,6 +8,12 @@ interface BucketRedis extends Redis {
   takeToken(key: string, ratePerSecond: number, capacity: number): Promise<[number, number, number]>;
 }
 
+/** A bucket's size and refill rate. */
+export interface BucketLimit {
+  ratePerSecond: number;
+  capacity: number;
+}
+
 /** How often the "Redis is unavailable" warning may repeat. */
 const WARN_EVERY_MS = 30000;
 
@@ -25,6 +31,8 @@ const WARN_EVERY_MS = 30000;
 export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('BurstLimit');
   private readonly local: LocalTokenBuckets;
+  /** Per-process buckets of the other limits (`takeFrom`), one set per size and rate. */
+  private readonly otherLocal = new Map<string, LocalTokenBuckets>();
   private redis?: BucketRedis;
   private lastWarning = 0;
 
@@ -64,21 +72,41 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Takes one token from the key's bucket. */
-  async take(keyId: string): Promise<BurstDecision> {
+  take(keyId: string): Promise<BurstDecision> {
+    return this.takeFrom(keyId, { ratePerSecond: this.config.burstRatePerSecond, capacity: this.config.burstCapacity });
+  }
+
+  /**
+   * Takes one token from any named bucket with its own size and rate (the same script and
+   * fallback): the account area's sign-in limits (`signin-email:…`, `signin-address:…`) and its
+   * per-account burst limit.
+   */
+  async takeFrom(bucket: string, limit: BucketLimit): Promise<BurstDecision> {
     const redis = this.redis;
     if (redis) {
       try {
         const [allowed, remaining, retryMicros] = await redis.takeToken(
-          `${this.config.redisKeyPrefix}burst:${keyId}`,
-          this.config.burstRatePerSecond,
-          this.config.burstCapacity,
+          `${this.config.redisKeyPrefix}burst:${bucket}`,
+          limit.ratePerSecond,
+          limit.capacity,
         );
         return { allowed: allowed === 1, remaining, retryAfterMs: Math.ceil(retryMicros / 1000) };
       } catch (error) {
         this.warnUnavailable(error);
       }
     }
-    return this.local.take(keyId);
+    return this.localBuckets(limit).take(bucket);
+  }
+
+  private localBuckets(limit: BucketLimit): LocalTokenBuckets {
+    if (limit.ratePerSecond === this.config.burstRatePerSecond && limit.capacity === this.config.burstCapacity) return this.local;
+    const name = `${limit.ratePerSecond}/${limit.capacity}`;
+    let buckets = this.otherLocal.get(name);
+    if (!buckets) {
+      buckets = new LocalTokenBuckets(limit.ratePerSecond, limit.capacity);
+      this.otherLocal.set(name, buckets);
+    }
+    return buckets;
   }
 
   private warnUnavailable(error: unknown): void {

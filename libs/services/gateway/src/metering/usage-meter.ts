@@ -64,7 +64,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     const plan = effectivePlan(principal, now);
     let result;
     try {
-      result = await reserveUsage(this.ledger, { accountId: principal.accountId, limit: plan.monthlyLimit, now });
+      result = await reserveUsage(this.ledger, { accountId: principal.accountId, limit: plan.monthlyLimit, now, kind: 'request' });
     } catch (error) {
       this.logger.error(`usage ledger unavailable: ${errorMessage(error)}`);
       throw new ServiceUnavailableError('usage accounting', error);

@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Query } from '@nestjs/common';
+import { applyDecorators, Controller, Get, Inject, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { StatsPatterns, StatsQueryDto, StatsResponse } from '@cars/contracts';
 import { ServiceClient, STATS_CLIENT } from '@cars/messaging';
@@ -28,6 +28,25 @@ const DESCRIPTION = [
   'Requires a paid plan (1K, 10K or 100K): 403 `Forbidden` on the Free plan. Counts against the monthly allowance.',
 ].join('\n');
 
+/** GET /stats over the stats service; shared with the MCP tool `get_price_stats` and `/account/stats`. */
+export async function getPriceStats(stats: ServiceClient, params: StatsQueryDto): Promise<StatsResponse> {
+  return unwrapReply(await stats.send(StatsPatterns.GetPriceStats, params));
+}
+
+/**
+ * What `/stats` is, wherever it is mounted (here, and `/account/stats` for console sessions): paid
+ * plan, metered, and its OpenAPI description. The guard of the mount reads the same metadata.
+ */
+export const StatsRoute = () =>
+  applyDecorators(
+    RequiresPaidPlan('Pricing statistics'),
+    Metered(),
+    ApiOperation({ summary: 'Pricing statistics with a 12-month trend', description: DESCRIPTION }),
+    ApiMeteredOk(StatsResponse),
+    ApiValidationError(true),
+    ApiPaidPlanRequired(),
+  );
+
 @ApiTags('Statistics')
 @ApiBearerAuth()
 @Controller()
@@ -35,14 +54,9 @@ export class StatsController {
   constructor(@Inject(STATS_CLIENT) private readonly stats: ServiceClient) {}
 
   @Get('stats')
-  @RequiresPaidPlan('Pricing statistics')
-  @Metered()
-  @ApiOperation({ summary: 'Pricing statistics with a 12-month trend', description: DESCRIPTION })
-  @ApiMeteredOk(StatsResponse)
-  @ApiValidationError(true)
-  @ApiPaidPlanRequired()
+  @StatsRoute()
   @ApiAccessErrors('stats')
-  async getStats(@Query() query: StatsQueryDto): Promise<StatsResponse> {
-    return unwrapReply(await this.stats.send(StatsPatterns.GetPriceStats, query));
+  getStats(@Query() query: StatsQueryDto): Promise<StatsResponse> {
+    return getPriceStats(this.stats, query);
   }
 }

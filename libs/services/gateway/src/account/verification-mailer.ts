@@ -1,0 +1,59 @@
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { errorMessage } from '@cars/contracts';
+import { createTransport, Transporter } from 'nodemailer';
+import { ACCOUNT_AREA_CONFIG, AccountAreaConfig } from './account-area.config';
+
+/**
+ * Sends the email verification link: over SMTP (nodemailer) when SMTP_URL is set; otherwise it
+ * writes the link to the log as one info line, which is how the quick start (`npm start`, no
+ * mail server) shows it. Never both: with SMTP the link (a credential until used) stays out of the
+ * logs.
+ */
+@Injectable()
+export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('AccountArea');
+  private transport?: Transporter;
+
+  constructor(@Inject(ACCOUNT_AREA_CONFIG) private readonly config: AccountAreaConfig) {}
+
+  onModuleInit(): void {
+    if (this.config.smtpUrl) {
+      this.transport = createTransport(this.config.smtpUrl);
+      if (!this.config.publicBaseUrl) {
+        this.logger.warn('SMTP_URL is set but PUBLIC_BASE_URL is not: verification links use the Host of each sign-up request');
+      }
+    }
+  }
+
+  onApplicationShutdown(): void {
+    this.transport?.close();
+  }
+
+  /** True when the mail was handed to the SMTP server or logged; false (logged, without the link) when SMTP failed. */
+  async sendVerification(to: string, link: string, expiresAt: Date): Promise<boolean> {
+    if (!this.transport) {
+      this.logger.log(`Email verification for ${to}: open ${link} (valid until ${expiresAt.toISOString()})`);
+      return true;
+    }
+    try {
+      await this.transport.sendMail({
+        from: this.config.mailFrom,
+        to,
+        subject: 'Verify your email address for Classic Car Auction Data',
+        text: [
+          'Welcome to the Classic Car Auction Data API.',
+          '',
+          'Open this link to verify your email address:',
+          link,
+          '',
+          `The link works once and expires at ${expiresAt.toISOString()}.`,
+          'If you did not sign up, ignore this message.',
+        ].join('\n'),
+      });
+      return true;
+    } catch (error) {
+      this.logger.warn(`could not send the verification mail (SMTP): ${errorMessage(error).slice(0, 200)}`);
+      return false;
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { effectivePlan } from '@cars/accounts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { accountRequirementError, burstLimitExceeded } from '../auth/access.errors';
+import { paidPlanRequirement } from '../auth/auth.decorators';
+import { ApiPrincipal } from '../auth/principal';
+import { allowanceRejections } from '../metrics/gateway.metrics';
+import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
+import { BurstLimiter } from './burst-limiter';
+import { isMetered } from './metered.decorator';
+import { MeterTicket, UsageMeter } from './usage-meter';
+import '../http/request-context';
+
+type Reserved = { ok: true; ticket: MeterTicket } | { ok: false; error: unknown };
+
+/** Whose burst bucket a request draws on: an API key's, or (console sessions) an account's. */
+export interface BurstBucket {
+  id: string;
+  /** For the 429 message: "per API key", "per account". */
+  per: 'API key' | 'account';
+}
+
+/**
+ * What follows authentication on every authenticated route — an API key's (ApiAccessGuard) or a
+ * console session's (the account area's SessionGuard) — so both take the same path:
+ *   429 burst limit (Retry-After) → 403 plan (`@RequiresPaidPlan`) → 429 monthly allowance.
+ * On a `@Metered()` route the monthly unit is reserved concurrently with the burst check (one round
+ * trip of waiting instead of two) and given back if the burst limit refuses; the response settles
+ * it (`UsageMeter.track`). Validation runs after guards, so a 400 holds a unit for the moment it
+ * takes and then releases it.
+ */
+@Injectable()
+export class RequestAdmission {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly burst: BurstLimiter,
+    private readonly meter: UsageMeter,
+    @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
+  ) {}
+
+  async admit(context: ExecutionContext, principal: ApiPrincipal, bucket: BurstBucket): Promise<void> {
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    request.principal = principal;
+
+    const now = this.config.now();
+    const plan = effectivePlan(principal, now);
+    const burst = this.burst.take(bucket.id);
+    const requirement = paidPlanRequirement(this.reflector, context);
+    const planError = requirement ? accountRequirementError(principal, requirement, now) : null;
+    const reserved: Promise<Reserved> | null =
+      planError || !isMetered(this.reflector, context)
+        ? null
+        : this.meter.reserve(principal, now).then(
+            (ticket) => ({ ok: true as const, ticket }),
+            (error: unknown) => ({ ok: false as const, error }),
+          );
+
+    const allowed = await burst;
+    if (!allowed.allowed) {
+      void reserved?.then((r) => r.ok && this.meter.settle(r.ticket, false));
+      allowanceRejections.inc({ cause: 'burst' });
+      throw burstLimitExceeded(plan, this.config.burstRatePerSecond, this.config.burstCapacity, allowed.retryAfterMs, bucket.per);
+    }
+    if (planError) throw planError;
+    if (reserved) {
+      const result = await reserved;
+      if (!result.ok) throw result.error;
+      this.meter.track(request, http.getResponse<FastifyReply>(), result.ticket);
+    }
+  }
+}
