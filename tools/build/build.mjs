@@ -5,10 +5,12 @@ import { transformFile } from '@swc/core';
 import { readFileSync, mkdirSync, writeFileSync, statSync, readdirSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole } from './console.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const out = join(root, 'dist');
 const quiet = process.argv.includes('--quiet');
+const consoleWeb = join(root, 'libs', 'console', 'src', 'web');
 const { compilerOptions } = JSON.parse(readFileSync(join(root, 'tsconfig.base.json'), 'utf8'));
 
 function* sources(dir) {
@@ -16,7 +18,8 @@ function* sources(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules') yield* sources(path);
+      // The console's browser sources are bundled by esbuild (below), not compiled for Node.
+      if (entry.name !== 'node_modules' && path !== consoleWeb) yield* sources(path);
     } else if (
       entry.name.endsWith('.ts') &&
       !entry.name.endsWith('.d.ts') &&
@@ -60,6 +63,8 @@ for (const top of ['apps', 'libs', 'tools']) {
   }
 }
 await Promise.all(jobs);
-if (!quiet || compiled > 0) {
-  console.error(`build: ${compiled} file(s) compiled to dist/ in ${Date.now() - started} ms`);
+const bundled = await buildConsole(root);
+if (!quiet || compiled > 0 || bundled) {
+  const console_ = bundled ? ', account console bundled to dist/libs/console/static' : '';
+  console.error(`build: ${compiled} file(s) compiled to dist/${console_} in ${Date.now() - started} ms`);
 }

@@ -7,6 +7,7 @@ import { collectProcessMetrics } from '@cars/metrics';
 import { InProcessBus, InProcessServer, MessagingConfig, MessagingModule, rpcServerOptions } from '@cars/messaging';
 import { createDataSource, DatabaseModule, runMigrations } from '@cars/persistence';
 import {
+  AccountAreaEnv,
   createLogger,
   DATA_DIR,
   exitOnBootFailure,
@@ -109,6 +110,7 @@ async function main(): Promise<void> {
     `  curl ${baseUrl}/makes`,
     `  curl '${baseUrl}/models?make=Porsche'`,
     `  open ${baseUrl}/docs`,
+    `  open ${baseUrl}/console   (account console: sign up; ${loadEnv(AccountAreaEnv).SMTP_URL ? 'verification mail goes out over SMTP_URL' : 'the email verification link is printed here'})`,
     ...data.messages,
     '',
   ];

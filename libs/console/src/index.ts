@@ -1,0 +1,2 @@
+export * from './console.module';
+export * from './static-site';
