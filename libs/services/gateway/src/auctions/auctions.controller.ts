@@ -54,6 +54,30 @@ const BIDS =
   '`bid_at` (default), `amount`, `created`; `direction` default `asc`; ties by `id`, nulls last. `limit` default 100. ' +
   'An unknown auction id is a 404 (and counts); an id that is not an integer ≥ 1 is a 400.';
 
+// The routes' calls to the query service, shared with the MCP tools (src/mcp): one query path.
+
+/** GET /auctions: the body's JSON text, or the service's error thrown as an ApiException. */
+export async function searchAuctions(query: ServiceClient, params: SearchAuctionsQueryDto): Promise<JsonText<AuctionListResponseDto>> {
+  return unwrapReply(await query.send(QueryPatterns.SearchAuctions, { ...params }));
+}
+
+/** GET /auctions/live. */
+export async function listLiveAuctions(
+  query: ServiceClient,
+  params: LiveAuctionsQueryDto,
+): Promise<JsonText<LiveAuctionListResponseDto>> {
+  return unwrapReply(await query.send(QueryPatterns.ListLiveAuctions, { ...params }));
+}
+
+/** GET /auctions/{auction_id}/bids (404 for an unknown auction). */
+export async function listBids(
+  query: ServiceClient,
+  path: AuctionIdParamDto,
+  params: ListBidsQueryDto,
+): Promise<JsonText<BidListResponseDto>> {
+  return unwrapReply(await query.send(QueryPatterns.ListBids, { ...params, auction_id: path.auction_id }));
+}
+
 @ApiTags('Auctions')
 @ApiBearerAuth()
 @Controller('auctions')
@@ -66,8 +90,8 @@ export class AuctionsController {
   @ApiOperation({ summary: 'Search completed auctions', description: SEARCH })
   @ApiMeteredOk(AuctionListResponseDto)
   @ApiQueryErrors()
-  async search(@Query() query: SearchAuctionsQueryDto): Promise<JsonText<AuctionListResponseDto>> {
-    return unwrapReply(await this.query.send(QueryPatterns.SearchAuctions, { ...query }));
+  search(@Query() query: SearchAuctionsQueryDto): Promise<JsonText<AuctionListResponseDto>> {
+    return searchAuctions(this.query, query);
   }
 
   @Get('live')
@@ -76,8 +100,8 @@ export class AuctionsController {
   @ApiOperation({ summary: 'List live auctions', description: LIVE })
   @ApiMeteredOk(LiveAuctionListResponseDto)
   @ApiQueryErrors()
-  async live(@Query() query: LiveAuctionsQueryDto): Promise<JsonText<LiveAuctionListResponseDto>> {
-    return unwrapReply(await this.query.send(QueryPatterns.ListLiveAuctions, { ...query }));
+  live(@Query() query: LiveAuctionsQueryDto): Promise<JsonText<LiveAuctionListResponseDto>> {
+    return listLiveAuctions(this.query, query);
   }
 
   @Get(':auction_id/bids')
@@ -87,10 +111,7 @@ export class AuctionsController {
   @ApiMeteredOk(BidListResponseDto)
   @ApiQueryErrors()
   @ApiAuctionNotFound()
-  async bids(
-    @Param() params: AuctionIdParamDto,
-    @Query() query: ListBidsQueryDto,
-  ): Promise<JsonText<BidListResponseDto>> {
-    return unwrapReply(await this.query.send(QueryPatterns.ListBids, { ...query, auction_id: params.auction_id }));
+  bids(@Param() params: AuctionIdParamDto, @Query() query: ListBidsQueryDto): Promise<JsonText<BidListResponseDto>> {
+    return listBids(this.query, params, query);
   }
 }

@@ -29,6 +29,16 @@ const IF_NONE_MATCH = ApiHeader({
   description: 'An `ETag` from an earlier response: 304 when it still matches.',
 });
 
+/** GET /makes over the query service; shared with the MCP tool `list_makes`. */
+export async function listMakes(query: ServiceClient): Promise<NameListResponse> {
+  return unwrapReply(await query.send(QueryPatterns.ListMakes, {}));
+}
+
+/** GET /models (400 for an unknown make); shared with the MCP tool `list_models`. */
+export async function listModels(query: ServiceClient, params: ListModelsQueryDto): Promise<NameListResponse> {
+  return unwrapReply(await query.send(QueryPatterns.ListModels, { make: params.make }));
+}
+
 @ApiTags('Reference')
 @Public()
 @Controller()
@@ -46,7 +56,7 @@ export class MakesController {
   @ApiValidationError()
   @ApiServiceDown('query')
   async listMakes(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    await sendCacheable(request, reply, unwrapReply(await this.query.send(QueryPatterns.ListMakes, {})));
+    await sendCacheable(request, reply, await listMakes(this.query));
   }
 
   @Get('models')
@@ -64,10 +74,6 @@ export class MakesController {
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    await sendCacheable(
-      request,
-      reply,
-      unwrapReply(await this.query.send(QueryPatterns.ListModels, { make: query.make })),
-    );
+    await sendCacheable(request, reply, await listModels(this.query, query));
   }
 }
