@@ -7,3 +7,4 @@ export * from './queue-inspector';
 export * from './backoff';
 export * from './consumer/batch-consumer';
 export * from './rpc-server';
+export * from './rpc-client';

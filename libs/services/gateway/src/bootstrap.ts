@@ -5,7 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { notFound } from '@cars/contracts';
 import { ErrorEnvelopeFilter } from './http/error.filter';
-import { StrictQueryInterceptor } from './http/strict-query.interceptor';
+import { applyStrictQuery } from './http/strict-query.interceptor';
 import { createValidationPipe } from './http/validation.pipe';
 import { instrumentGateway } from './metrics/gateway.metrics';
 import { setUpOpenApi } from './openapi';
@@ -36,7 +36,7 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
   instrumentGateway(adapter.getInstance());
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
-  app.useGlobalInterceptors(new StrictQueryInterceptor());
+  applyStrictQuery(app);
   setUpOpenApi(app);
   return app;
 }

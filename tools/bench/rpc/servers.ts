@@ -1,0 +1,71 @@
+import 'reflect-metadata';
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MessagePattern, MicroserviceOptions, Payload } from '@nestjs/microservices';
+import { RPC_QUEUE_ARGUMENTS, rpcOk } from '@cars/contracts';
+import { rpcServerOptions } from '@cars/messaging';
+import { connect } from 'amqplib';
+import { ECHO_PATTERN, OURS_QUEUE, RAW_QUEUE, recordNoDelay } from './shared';
+
+/**
+ * The two servers of the RPC benchmark, in one process of their own (main.ts starts it; the
+ * bench alternates between them, so one idles while the other is measured):
+ *
+ *   RABBITMQ_URL=… node dist/tools/bench/rpc/servers.js
+ *
+ * - ours: a Nest microservice on DrainingRmqServer (rpcServerOptions, as the read-only query
+ *   service runs it: acknowledged once the reply is out) whose handler echoes the payload;
+ * - raw: amqplib, the same queue arguments, replying to `replyTo` with the request's bytes.
+ *
+ * Prints `ready <noDelay sockets>/<sockets>` when both consume.
+ */
+
+@Controller()
+class EchoHandler {
+  @MessagePattern(ECHO_PATTERN)
+  echo(@Payload() payload: unknown) {
+    return rpcOk(payload);
+  }
+}
+
+@Module({ controllers: [EchoHandler] })
+class EchoModule {}
+
+async function main(): Promise<void> {
+  const sockets = recordNoDelay();
+  const url = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+  const prefetch = Number(process.env.PREFETCH ?? 32);
+
+  const ours = await NestFactory.createMicroservice<MicroserviceOptions>(EchoModule, {
+    ...rpcServerOptions(url, OURS_QUEUE, { redeliverOnCrash: true, prefetchCount: prefetch }),
+    logger: ['error', 'warn'],
+  });
+  await ours.listen();
+
+  const connection = await connect(url, { noDelay: true });
+  const channel = await connection.createChannel();
+  await channel.assertQueue(RAW_QUEUE, { durable: true, arguments: RPC_QUEUE_ARGUMENTS });
+  await channel.prefetch(prefetch);
+  await channel.consume(
+    RAW_QUEUE,
+    (message) => {
+      if (!message) return;
+      channel.sendToQueue(message.properties.replyTo as string, message.content, { correlationId: message.properties.correlationId as string });
+    },
+    { noAck: true },
+  );
+
+  console.log(`ready ${sockets.filter((s) => s.noDelay).length}/${sockets.length}`);
+  const stop = async () => {
+    await ours.close();
+    await connection.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
