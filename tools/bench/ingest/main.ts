@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { connect } from 'amqplib';
 import { Queues } from '@cars/contracts';
 import { generateObservations } from '@cars/datagen';
@@ -12,12 +11,15 @@ import { bulkLoadObservations, NormalizationService } from '@cars/service-change
 import { createDatabase, createVhost, deleteVhost, dropDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
 import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag } from '../common/args';
+import { pidsNamed } from '../common/cpu';
+import { ProcessGroupsCpu } from './process-cpu';
 
 /**
  * Ingestion benchmark:
  *
  *   npm run build && node dist/tools/bench/ingest/main.js [--auctions 30000] [--seed 1]
- *     [--batch-size 1000] [--concurrency 2] [--split-relay] [--bare] [--prefill] [--queue-v2] [--keep]
+ *     [--batch-size 1000] [--concurrency 2] [--split-relay] [--bare] [--prefill] [--queue-v2]
+ *     [--rounds N] [--compare OTHER/dist/apps/change-detector/src/main.js] [--skip-baselines] [--keep]
  *
  * 1. Database `cars_bench_ingest` (recreated: migrations, reference catalog) and RabbitMQ vhost
  *    `cars_bench_ingest`; datagen observations for N auctions (+ its live ones) held in memory.
@@ -29,8 +31,19 @@ import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag } from '.
  *    them; done when every auction row holds its newest observation and the queue is empty.
  *    Sustained rate = observations / (last applied − first published). Events go through the
  *    outbox relay to `auction.events` as in production.
- *
  * 4. Then waits until the relay has published every event and reports the relay's rate.
+ *
+ * CPU per observation, by process (read from /proc, so the figure holds when other work shares
+ * the machine and the rate does not): the change-detector process (consumer and relay), the
+ * PostgreSQL backends of the bench database (the bench's own connections excluded; autovacuum
+ * apart), the RabbitMQ broker (the whole broker: other users of it count too) and the machine
+ * (/proc/stat, every process). Measured from the first publish until every event is relayed, so
+ * the relay's tail is included.
+ *
+ * --rounds N runs the pipeline N times (tables emptied in between); with --compare PATH each
+ * round also runs the change-detector built at PATH (e.g. a checkout of the previous commit,
+ * built), in alternating order, against the same database and queue: a before/after comparison
+ * under the same machine load. Medians per build are printed at the end.
  *
  * --split-relay runs the outbox relay in a second change-detector process (CHANGE_DETECTOR_ROLE)
  * instead of beside the consumer.
@@ -43,40 +56,16 @@ import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag } from '.
  * storage version 2, opt-in on older RabbitMQ such as 3.10): ~5% less machine CPU per
  * observation here (docs/operations.md).
  *
- * Target: ≥ 3,000 observations/s through RabbitMQ. Exit code 1 when it is missed.
+ * Target: ≥ 6,000 observations/s through RabbitMQ (issue 17's goal). Exit code 1 when the
+ * median of this build misses it.
  * Servers: TEST_POSTGRES_ADMIN_URL (postgres://postgres@127.0.0.1:5432/postgres) and
  * TEST_RABBITMQ_BASE_URL (amqp://guest:guest@127.0.0.1:5672), as the test suite uses.
  */
 
 const NAME = 'cars_bench_ingest';
-
-/** Busy and total CPU time of the machine (all cores, /proc/stat ticks); undefined off Linux. */
-function machineCpu(): { busy: number; total: number } | undefined {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    const idle = fields[3] + (fields[4] ?? 0); // idle + iowait
-    const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
-    return { busy: total - idle, total };
-  } catch {
-    return undefined;
-  }
-}
-
-/** CPU spent per observation by every process (the pipeline is CPU-bound on 2 cores: a steadier figure than the rate). */
-function cpuPerObservation(
-  before: { busy: number; total: number } | undefined,
-  after: { busy: number; total: number } | undefined,
-  observations: number,
-): { perObservationUs: number; busyPercent: number } | undefined {
-  if (!before || !after || after.total <= before.total) return undefined;
-  const ticksPerSecond = 100; // USER_HZ on Linux
-  const busy = after.busy - before.busy;
-  return {
-    perObservationUs: Math.round(((busy / ticksPerSecond) * 1e6) / observations),
-    busyPercent: Math.round((100 * busy) / (after.total - before.total)),
-  };
-}
-const TARGET = 3000;
+/** application_name of the bench's own connections (left out of PostgreSQL's share). */
+const BENCH_APPLICATION = 'bench-ingest';
+const TARGET = 6000;
 
 interface Options {
   auctions: number;
@@ -88,6 +77,9 @@ interface Options {
   splitRelay: boolean;
   prefill: boolean;
   queueV2: boolean;
+  rounds: number;
+  compare: string | undefined;
+  skipBaselines: boolean;
 }
 
 const USAGE = `Usage: node dist/tools/bench/ingest/main.js [options]
@@ -100,6 +92,9 @@ const USAGE = `Usage: node dist/tools/bench/ingest/main.js [options]
   --bare             drop the keyword indexes and disable the triggers on auctions
   --prefill          queue every observation before the change-detector starts
   --queue-v2         set the operator policy queue-version: 2 on the bench vhost
+  --rounds N         run the pipeline N times (default 1)
+  --compare PATH     also run the change-detector at PATH (its dist/apps/change-detector/src/main.js) each round
+  --skip-baselines   skip the raw publish and bulk loader baselines
   --keep             keep the database and vhost afterwards
   -h, --help         this text`;
 
@@ -114,8 +109,12 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     'split-relay': { type: 'boolean' },
     prefill: { type: 'boolean' },
     'queue-v2': { type: 'boolean' },
+    rounds: { type: 'string' },
+    compare: { type: 'string' },
+    'skip-baselines': { type: 'boolean' },
   });
   if (flags === 'help') return 'help';
+  const compare = stringFlag(flags, 'compare', '');
   return {
     auctions: integerFlag(flags, 'auctions', 30000, 1),
     seed: stringFlag(flags, 'seed', '1'),
@@ -126,12 +125,20 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     splitRelay: booleanFlag(flags, 'split-relay'),
     prefill: booleanFlag(flags, 'prefill'),
     queueV2: booleanFlag(flags, 'queue-v2'),
+    rounds: integerFlag(flags, 'rounds', 1, 1),
+    compare: compare === '' ? undefined : resolve(compare),
+    skipBaselines: booleanFlag(flags, 'skip-baselines'),
   };
 }
 
 const log = (message: string) => process.stderr.write(`bench:ingest ${message}\n`);
 const rate = (count: number, ms: number) => Math.round(count / (ms / 1000));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values: readonly number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : Math.round((sorted[mid - 1] + sorted[mid]) / 2);
+};
 
 async function publishAll(url: string, queue: string, bodies: Buffer[]): Promise<number> {
   const connection = await connect(url, { noDelay: true });
@@ -159,6 +166,183 @@ async function emptyTables(dataSource: DataSource): Promise<void> {
   await dataSource.query(`TRUNCATE auctions, bids, bid_identities, events, pending_observations RESTART IDENTITY CASCADE`);
 }
 
+/** One pipeline run's figures. */
+interface RunResult {
+  build: string;
+  observations_per_s: number;
+  pipeline_ms: number;
+  publish_with_consumer_per_s: number;
+  /** µs of CPU per observation by process group (see the header). */
+  cpu_us_per_observation: Record<string, number>;
+  events_written: number;
+  events_published_when_applied: number;
+  all_events_published_ms: number;
+  events_relayed_per_s: number;
+  load_average: number[];
+}
+
+interface Pipeline {
+  options: Options;
+  dataSource: DataSource;
+  databaseUrl: string;
+  rabbitUrl: string;
+  bodies: Buffer[];
+  /** Newest observation time of each auction, by `source \u001f source_auction_id`. */
+  newest: Map<string, string>;
+}
+
+/** The PostgreSQL backends of the bench database, the bench's own connections left out. */
+async function databaseProcesses(dataSource: DataSource): Promise<{ backends: number[]; autovacuum: number[] }> {
+  const rows: { pid: number; autovacuum: boolean }[] = await dataSource.query(
+    `SELECT pid, backend_type = 'autovacuum worker' AS autovacuum FROM pg_stat_activity
+     WHERE datname = $1 AND coalesce(application_name, '') <> $2`,
+    [NAME, BENCH_APPLICATION],
+  );
+  return { backends: rows.filter((r) => !r.autovacuum).map((r) => r.pid), autovacuum: rows.filter((r) => r.autovacuum).map((r) => r.pid) };
+}
+
+/** Runs the change-detector at `app` over the whole data set once; the tables are emptied first. */
+async function runPipeline(pipeline: Pipeline, app: string, build: string): Promise<RunResult> {
+  const { options, dataSource, bodies, newest } = pipeline;
+  await emptyTables(dataSource);
+  await dataSource.query(`VACUUM ANALYZE auctions`);
+  // BENCH_CHILD_NODE_ARGS: extra node flags for the change-detector (e.g. --cpu-prof).
+  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const startApp = (role: string) =>
+    spawn(process.execPath, [...nodeArgs, app], {
+      env: {
+        ...process.env,
+        DATABASE_URL: pipeline.databaseUrl,
+        RABBITMQ_URL: pipeline.rabbitUrl,
+        HEALTH_PORT: '0',
+        LOG_LEVEL: 'warn',
+        OBSERVATION_BATCH_SIZE: String(options.batchSize),
+        OBSERVATION_CONCURRENCY: String(options.concurrency),
+        CHANGE_DETECTOR_ROLE: role,
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  const children: ChildProcess[] = [];
+  const probe = await connect(pipeline.rabbitUrl);
+  try {
+    const probeChannel = await probe.createChannel();
+    await assertObservationTopology(probeChannel);
+    // --prefill: the scrapers' side is elsewhere in production; queue everything first, so the
+    // figure is the change-detector draining a backlog, not sharing the 2 cores with a publisher.
+    let publishMs = 0;
+    if (options.prefill) {
+      publishMs = await publishAll(pipeline.rabbitUrl, Queues.Observations, bodies);
+      log(`prefilled ${bodies.length} observations in ${publishMs} ms`);
+    }
+    const child = startApp(options.splitRelay ? 'consumer' : 'all');
+    children.push(child);
+    if (options.splitRelay) children.push(startApp('relay'));
+    for (let i = 0; (await probeChannel.checkQueue(Queues.Observations)).consumerCount === 0; i += 1) {
+      if (i > 3000 || child.exitCode !== null) throw new Error('the change-detector did not start consuming');
+      await sleep(10);
+    }
+
+    const keys = [...newest.keys()].map((k) => k.split('\u001f'));
+    const expectedAt = [...newest.values()];
+    const applied = async (): Promise<number> => {
+      const [{ n }] = await dataSource.query(
+        `SELECT count(*)::int AS n FROM auctions a
+         JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS k(s, i, m)
+           ON a.source = k.s AND a.source_auction_id = k.i AND a.observed_at = k.m`,
+        [keys.map((k) => k[0]), keys.map((k) => k[1]), expectedAt],
+      );
+      return n as number;
+    };
+    const broker = pidsNamed('beam.smp');
+    const cpu = new ProcessGroupsCpu(async () => {
+      const database = await databaseProcesses(dataSource);
+      return {
+        'change-detector': children.map((c) => c.pid ?? 0).filter((pid) => pid > 0),
+        postgres: database.backends,
+        autovacuum: database.autovacuum,
+        rabbitmq: broker,
+      };
+    });
+    await cpu.sample();
+
+    const started = Date.now();
+    if (!options.prefill) void publishAll(pipeline.rabbitUrl, Queues.Observations, bodies).then((ms) => (publishMs = ms));
+    let done = 0;
+    let lastLog = 0;
+    for (;;) {
+      await sleep(100);
+      await cpu.sample();
+      // The broker's count is free; the exact check (a join over every key) only runs once the
+      // queue is empty, so measuring does not take CPU from what is measured.
+      const queued = (await probeChannel.checkQueue(Queues.Observations)).messageCount;
+      if (queued === 0 && publishMs > 0) done = await applied();
+      if (Date.now() - lastLog > 2000) {
+        lastLog = Date.now();
+        log(`  ${queued} queued, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      }
+      if (done >= newest.size && queued === 0 && publishMs > 0) break;
+      if (child.exitCode !== null) throw new Error(`the change-detector exited (${child.exitCode})`);
+      if (Date.now() - started > 30 * 60 * 1000) throw new Error('timed out');
+    }
+    const pipelineMs = Date.now() - started;
+    const [events] = await dataSource.query(
+      `SELECT count(*)::int AS total, count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published FROM events`,
+    );
+    // The relay's backlog: every event published.
+    for (;;) {
+      await cpu.sample();
+      const [{ left }] = await dataSource.query(`SELECT count(*)::int AS left FROM events WHERE published_at IS NULL`);
+      if (left === 0) break;
+      if (Date.now() - started > 30 * 60 * 1000) throw new Error('timed out waiting for the relay');
+      await sleep(100);
+    }
+    const relayedMs = Date.now() - started;
+    await cpu.sample();
+    const result: RunResult = {
+      build,
+      observations_per_s: rate(bodies.length, pipelineMs),
+      pipeline_ms: pipelineMs,
+      publish_with_consumer_per_s: rate(bodies.length, publishMs),
+      cpu_us_per_observation: cpu.perUnit(bodies.length),
+      events_written: events.total,
+      events_published_when_applied: events.published,
+      all_events_published_ms: relayedMs,
+      events_relayed_per_s: rate(events.total, relayedMs),
+      load_average: loadavg().map((l) => Number(l.toFixed(2))),
+    };
+    const c = result.cpu_us_per_observation;
+    log(
+      `${build}: ${result.observations_per_s} obs/s; CPU µs per observation: change-detector ${c['change-detector']}, ` +
+        `PostgreSQL ${c.postgres} (+ autovacuum ${c.autovacuum ?? 0}), RabbitMQ ${c.rabbitmq} (whole broker), ` +
+        `machine ${c.machine ?? '?'} (${c.machine_busy_percent ?? '?'}% busy); load ${result.load_average.join(' ')}`,
+    );
+    return result;
+  } finally {
+    await probe.close().catch(() => undefined);
+    for (const proc of children) {
+      if (proc.exitCode !== null) continue;
+      const exited = new Promise((resolve) => proc.once('exit', resolve));
+      proc.kill('SIGTERM');
+      await Promise.race([exited, sleep(5000)]);
+      if (proc.exitCode === null) proc.kill('SIGKILL');
+    }
+  }
+}
+
+/** Medians of a build's runs. */
+function summarize(runs: readonly RunResult[]): Record<string, unknown> {
+  const groups = new Set(runs.flatMap((r) => Object.keys(r.cpu_us_per_observation)));
+  return {
+    runs: runs.length,
+    observations_per_s: median(runs.map((r) => r.observations_per_s)),
+    observations_per_s_each: runs.map((r) => r.observations_per_s),
+    cpu_us_per_observation: Object.fromEntries(
+      [...groups].map((g) => [g, median(runs.map((r) => r.cpu_us_per_observation[g] ?? 0))]),
+    ),
+    events_relayed_per_s: median(runs.map((r) => r.events_relayed_per_s)),
+  };
+}
+
 async function main(): Promise<number> {
   const options = commandLine('bench:ingest', USAGE, parseOptions);
   log(`${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
@@ -170,9 +354,7 @@ async function main(): Promise<number> {
       stdio: 'ignore',
     });
   }
-  const dataSource = await createDataSource({ url: databaseUrl, poolSize: 4, applicationName: 'bench-ingest' }).initialize();
-  let child: ChildProcess | undefined;
-  let relayChild: ChildProcess | undefined;
+  const dataSource = await createDataSource({ url: databaseUrl, poolSize: 4, applicationName: BENCH_APPLICATION }).initialize();
   try {
     await runMigrations(dataSource);
     await new NormalizationService(dataSource).loadReference();
@@ -193,120 +375,52 @@ async function main(): Promise<number> {
     const bidCount = observations.reduce((n, o) => n + o.bids.length, 0);
     log(`${observations.length} observations (${newest.size} auctions, ${bidCount} bids)`);
 
-    // Baseline 1: raw confirmed publishes, nobody consuming.
-    const rawMs = await publishAll(rabbitUrl, 'bench.raw', bodies);
-    {
+    let rawMs: number | undefined;
+    let bulkMs: number | undefined;
+    if (!options.skipBaselines) {
+      // Baseline 1: raw confirmed publishes, nobody consuming.
+      rawMs = await publishAll(rabbitUrl, 'bench.raw', bodies);
       const connection = await connect(rabbitUrl);
       const channel = await connection.createChannel();
       await channel.deleteQueue('bench.raw');
       await connection.close();
-    }
-    log(`raw publish: ${rate(bodies.length, rawMs)} msg/s`);
-
-    // Baseline 2: the bulk loader (same normalization and rows, no events).
-    const bulk = await bulkLoadObservations(dataSource, observations);
-    log(`bulk loader: ${rate(observations.length, bulk.ms)} obs/s (${bulk.ms} ms)`);
-    await emptyTables(dataSource);
-    await dataSource.query(`VACUUM ANALYZE auctions`);
-
-    // The pipeline: the change-detector process consuming `observations`.
-    // BENCH_CHILD_NODE_ARGS: extra node flags for the change-detector (e.g. --cpu-prof).
-    const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const startApp = (role: string) =>
-      spawn(process.execPath, [...nodeArgs, join(__dirname, '../../../apps/change-detector/src/main.js')], {
-        env: {
-          ...process.env,
-          DATABASE_URL: databaseUrl,
-          RABBITMQ_URL: rabbitUrl,
-          HEALTH_PORT: '0',
-          LOG_LEVEL: 'warn',
-          OBSERVATION_BATCH_SIZE: String(options.batchSize),
-          OBSERVATION_CONCURRENCY: String(options.concurrency),
-          CHANGE_DETECTOR_ROLE: role,
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
-    const probe = await connect(rabbitUrl);
-    const probeChannel = await probe.createChannel();
-    await assertObservationTopology(probeChannel);
-    // --prefill: the scrapers' side is elsewhere in production; queue everything first, so the
-    // figure is the change-detector draining a backlog, not sharing the 2 cores with a publisher.
-    let publishMs = 0;
-    if (options.prefill) {
-      publishMs = await publishAll(rabbitUrl, Queues.Observations, bodies);
-      log(`prefilled ${bodies.length} observations in ${publishMs} ms`);
-    }
-    child = startApp(options.splitRelay ? 'consumer' : 'all');
-    if (options.splitRelay) relayChild = startApp('relay');
-    for (let i = 0; (await probeChannel.checkQueue(Queues.Observations)).consumerCount === 0; i += 1) {
-      if (i > 3000 || child.exitCode !== null) throw new Error('the change-detector did not start consuming');
-      await sleep(10);
+      log(`raw publish: ${rate(bodies.length, rawMs)} msg/s`);
+      // Baseline 2: the bulk loader (same normalization and rows, no events).
+      bulkMs = (await bulkLoadObservations(dataSource, observations)).ms;
+      log(`bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms)`);
+    } else {
+      // The bulk loader fills the description vocabulary; every run finds it filled either way.
+      const tokens = new Set<string>();
+      for (const o of observations) for (const token of o.auction?.description?.split(' ') ?? []) if (token) tokens.add(token);
+      await dataSource.query(`SELECT add_description_tokens($1::text[])`, [[...tokens]]);
     }
 
-    const keys = [...newest.keys()].map((k) => k.split('\u001f'));
-    const expectedAt = [...newest.values()];
-    const applied = async (): Promise<number> => {
-      const [{ n }] = await dataSource.query(
-        `SELECT count(*)::int AS n FROM auctions a
-         JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS k(s, i, m)
-           ON a.source = k.s AND a.source_auction_id = k.i AND a.observed_at = k.m`,
-        [keys.map((k) => k[0]), keys.map((k) => k[1]), expectedAt],
-      );
-      return n as number;
-    };
+    const pipeline: Pipeline = { options, dataSource, databaseUrl, rabbitUrl, bodies, newest };
+    const thisBuild = join(__dirname, '../../../apps/change-detector/src/main.js');
+    const runs: RunResult[] = [];
+    for (let round = 0; round < options.rounds; round += 1) {
+      const order: [string, string][] = [['this build', thisBuild]];
+      if (options.compare) order.push(['compared', options.compare]);
+      if (round % 2 === 1) order.reverse();
+      for (const [build, app] of order) runs.push(await runPipeline(pipeline, app, build));
+    }
 
-    const started = Date.now();
-    const cpuBefore = machineCpu();
-    if (!options.prefill) void publishAll(rabbitUrl, Queues.Observations, bodies).then((ms) => (publishMs = ms));
-    let done = 0;
-    let lastLog = 0;
-    for (;;) {
-      await sleep(100);
-      // The broker's count is free; the exact check (a join over every key) only runs once the
-      // queue is empty, so measuring does not take CPU from what is measured.
-      const queued = (await probeChannel.checkQueue(Queues.Observations)).messageCount;
-      if (queued === 0 && publishMs > 0) done = await applied();
-      if (Date.now() - lastLog > 2000) {
-        lastLog = Date.now();
-        log(`  ${queued} queued, ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      }
-      if (done >= newest.size && queued === 0 && publishMs > 0) break;
-      if (child.exitCode !== null) throw new Error(`the change-detector exited (${child.exitCode})`);
-      if (Date.now() - started > 30 * 60 * 1000) throw new Error('timed out');
-    }
-    const pipelineMs = Date.now() - started;
-    const cpu = cpuPerObservation(cpuBefore, machineCpu(), observations.length);
-    await probe.close();
-    const [events] = await dataSource.query(
-      `SELECT count(*)::int AS total, count(*) FILTER (WHERE published_at IS NOT NULL)::int AS published FROM events`,
-    );
-    const sustained = rate(observations.length, pipelineMs);
-    // The relay's backlog: every event published.
-    for (;;) {
-      const [{ left }] = await dataSource.query(`SELECT count(*)::int AS left FROM events WHERE published_at IS NULL`);
-      if (left === 0) break;
-      if (Date.now() - started > 30 * 60 * 1000) throw new Error('timed out waiting for the relay');
-      await sleep(200);
-    }
-    const relayedMs = Date.now() - started;
+    const mine = runs.filter((r) => r.build === 'this build');
+    const compared = runs.filter((r) => r.build === 'compared');
+    const sustained = median(mine.map((r) => r.observations_per_s));
     const summary = {
       observations: observations.length,
       auctions: newest.size,
       bids: bidCount,
       batch_size: options.batchSize,
       concurrency: options.concurrency,
-      raw_publish_per_s: rate(bodies.length, rawMs),
-      bulk_load_per_s: rate(observations.length, bulk.ms),
-      bulk_load_ms: bulk.ms,
-      publish_with_consumer_per_s: rate(bodies.length, publishMs),
-      pipeline_ms: pipelineMs,
+      raw_publish_per_s: rawMs === undefined ? null : rate(bodies.length, rawMs),
+      bulk_load_per_s: bulkMs === undefined ? null : rate(observations.length, bulkMs),
+      bulk_load_ms: bulkMs ?? null,
       sustained_observations_per_s: sustained,
-      machine_cpu_us_per_observation: cpu?.perObservationUs ?? null,
-      machine_cpu_busy_percent: cpu?.busyPercent ?? null,
-      events_written: events.total,
-      events_published_when_applied: events.published,
-      all_events_published_ms: relayedMs,
-      events_relayed_per_s: rate(events.total, relayedMs),
+      this_build: summarize(mine),
+      compared: compared.length > 0 ? { app: options.compare, ...summarize(compared) } : null,
+      runs,
       bare_schema: options.bare,
       split_relay: options.splitRelay,
       queue_version_2: options.queueV2,
@@ -315,18 +429,10 @@ async function main(): Promise<number> {
       target_met: sustained >= TARGET,
       load_average: loadavg().map((l) => Number(l.toFixed(2))),
     };
-    log(`sustained through RabbitMQ: ${sustained} obs/s (target ${TARGET})`);
-    if (cpu) log(`machine CPU while ingesting: ${cpu.busyPercent}% busy, ${cpu.perObservationUs} µs of CPU per observation (every process)`);
+    log(`sustained through RabbitMQ: ${sustained} obs/s (median of ${mine.length}; target ${TARGET})`);
     process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
     return summary.target_met ? 0 : 1;
   } finally {
-    for (const proc of [child, relayChild]) {
-      if (!proc || proc.exitCode !== null) continue;
-      const exited = new Promise((resolve) => proc.once('exit', resolve));
-      proc.kill('SIGTERM');
-      await Promise.race([exited, sleep(5000)]);
-      if (proc.exitCode === null) proc.kill('SIGKILL');
-    }
     await dataSource.destroy();
     if (!options.keep) {
       deleteVhost(NAME);
