@@ -146,7 +146,7 @@ describe('account area: sessions', () => {
     const cookie = browser.cookie;
     const out = await browser.post('/account/signout');
     expect(out.status).toBe(204);
-    expect(browser.lastSetCookie).toMatch(/^cars_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Strict$/);
+    expect(browser.lastSetCookie).toMatch(/^cars_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Strict$/);
     expect(await db.query(`SELECT 1 FROM account_sessions WHERE account_id = $1`, [body.account.id])).toHaveLength(0);
     const replay = client();
     replay.cookie = cookie;
@@ -168,7 +168,7 @@ describe('account area: sessions', () => {
     it('is HttpOnly, SameSite=Strict, Path=/, and not Secure on a loopback host over HTTP', async () => {
       const browser = client();
       await browser.signUp(email());
-      expect(browser.lastSetCookie).toMatch(/^cars_session=[A-Za-z0-9_-]{43}; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict$/);
+      expect(browser.lastSetCookie).toMatch(/^cars_session=[A-Za-z0-9_-]{43}; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Strict$/);
       const maxAge = Number(/Max-Age=(\d+)/.exec(browser.lastSetCookie!)![1]);
       expect(maxAge).toBeGreaterThan(6 * 86400);
       expect(maxAge).toBeLessThanOrEqual(7 * 86400);
@@ -190,7 +190,7 @@ describe('account area: sessions', () => {
         body: JSON.stringify({ email: email(), password: PASSWORD }),
       });
       expect(res.status).toBe(201);
-      expect(String(res.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+      expect(String(res.headers['set-cookie'])).toMatch(/; HttpOnly; Secure; SameSite=Strict$/);
     });
 
     it('is Secure behind a trusted proxy that says https (X-Forwarded-Proto), even to a loopback host', async () => {
@@ -200,7 +200,7 @@ describe('account area: sessions', () => {
         body: JSON.stringify({ email: email(), password: PASSWORD }),
       });
       expect(res.status).toBe(201);
-      expect(String(res.headers['set-cookie'])).toMatch(/; Secure$/);
+      expect(String(res.headers['set-cookie'])).toMatch(/; Secure; SameSite=Strict$/);
       // The same header from an untrusted client changes nothing.
       const direct = await rawRequest(`${stack.url}/account/signup`, {
         method: 'POST',

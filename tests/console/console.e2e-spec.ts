@@ -278,6 +278,8 @@ describe('account console (browser)', () => {
     await page.getByRole('button', { name: 'Send test event' }).click();
     const row = page.locator('tr[data-event-type="webhook.test"][data-status="pending"]', { hasText: 'HTTP 500' });
     await row.waitFor({ timeout: 30_000 });
+    // The endpoint's health comes with the next poll of the endpoint (deliveries and endpoint are fetched side by side).
+    await page.locator('.health', { hasText: 'Failing' }).first().waitFor({ timeout: 10_000 });
     expect(await text('.health')).toBe('Failing');
     await screenshots(page, '14-webhook-failing');
 

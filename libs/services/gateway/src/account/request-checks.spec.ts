@@ -32,10 +32,10 @@ describe('session cookie', () => {
   it('is HttpOnly, SameSite=Strict, Path=/ and lives until the absolute expiry; Secure outside plain-HTTP loopback', () => {
     const now = new Date('2026-11-25T12:00:00Z');
     const expires = new Date('2026-12-02T12:00:00Z');
-    expect(sessionCookie(req({}), 'tok', expires, now)).toBe('cars_session=tok; Path=/; Max-Age=604800; HttpOnly; SameSite=Strict');
-    expect(sessionCookie(req({ host: 'cars.example.com' }), 'tok', expires, now)).toMatch(/; SameSite=Strict; Secure$/);
-    expect(sessionCookie(req({ protocol: 'https' }), 'tok', expires, now)).toMatch(/; Secure$/);
-    expect(clearedSessionCookie(req({}))).toBe('cars_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict');
+    expect(sessionCookie(req({}), 'tok', expires, now)).toBe('cars_session=tok; Max-Age=604800; Path=/; HttpOnly; SameSite=Strict');
+    expect(sessionCookie(req({ host: 'cars.example.com' }), 'tok', expires, now)).toMatch(/; HttpOnly; Secure; SameSite=Strict$/);
+    expect(sessionCookie(req({ protocol: 'https' }), 'tok', expires, now)).toMatch(/; Secure; SameSite=Strict$/);
+    expect(clearedSessionCookie(req({}))).toBe('cars_session=; Max-Age=0; Path=/; HttpOnly; SameSite=Strict');
   });
 
   it('reads only the cars_session pair of the Cookie header', () => {
