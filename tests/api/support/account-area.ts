@@ -3,16 +3,10 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { MessagingModule } from '@cars/messaging';
 import { DatabaseModule } from '@cars/persistence';
 import { AccountAreaConfig, AccountAreaConfigModule, ApiAccessConfig, ApiAccessConfigModule, createGatewayApp, GatewayModule } from '@cars/service-gateway';
-import Ajv, { ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
 import { JsonResponse } from './http';
-import { strict } from './openapi-schema';
+import { OpenApiConformance } from './openapi-schema';
 
-type Schema = Record<string, unknown>;
-interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Schema }> }> }>>;
-  components: { schemas: Record<string, Schema> };
-}
+export { OpenApiConformance };
 
 /** Cheap scrypt for specs that sign up many accounts (the stored format and the checks are the same). */
 export const FAST_PASSWORD_HASH = { N: 2 ** 10, r: 8, p: 1 };
@@ -50,54 +44,6 @@ export async function startAccountGateway(
   const gateway = await createGatewayApp(AccountGatewayRoot, { logger: options.logger ?? silent, trustProxy: options.trustProxy });
   await gateway.listen(0, '127.0.0.1');
   return { url: (await gateway.getUrl()).replace('[::1]', '127.0.0.1'), gateway };
-}
-
-/**
- * Every answer checked against `/openapi.json`: the status must be documented for the route and
- * method, and the body must match its schema with no property the document does not name.
- */
-export class OpenApiConformance {
-  private readonly ajv = new Ajv({ strict: false, allErrors: true });
-  private readonly validators = new Map<string, ValidateFunction | null>();
-  private readonly templates: { pattern: RegExp; template: string; params: number }[];
-
-  constructor(private readonly doc: OpenApiDocument) {
-    addFormats(this.ajv);
-    this.templates = Object.keys(doc.paths)
-      .map((template) => ({
-        template,
-        params: (template.match(/\{/g) ?? []).length,
-        pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
-      }))
-      .sort((a, b) => a.params - b.params);
-  }
-
-  static async load(baseUrl: string): Promise<OpenApiConformance> {
-    const res = await fetch(`${baseUrl}/openapi.json`);
-    if (res.status !== 200) throw new Error(`/openapi.json answered ${res.status}`);
-    return new OpenApiConformance((await res.json()) as OpenApiDocument);
-  }
-
-  check(method: string, url: string, res: JsonResponse): void {
-    const path = new URL(url, 'http://x').pathname;
-    const template = this.templates.find((t) => t.pattern.test(path))?.template;
-    if (!template) throw new Error(`${method} ${path} is not in /openapi.json`);
-    const key = `${method} ${template} ${res.status}`;
-    if (!this.validators.has(key)) {
-      const response = this.doc.paths[template]?.[method.toLowerCase()]?.responses[String(res.status)];
-      if (!response) throw new Error(`${key} is not in /openapi.json (body: ${JSON.stringify(res.body)})`);
-      const schema = response.content?.['application/json']?.schema;
-      this.validators.set(key, schema ? this.ajv.compile({ ...(strict(schema) as Schema), components: strict(this.doc.components) }) : null);
-    }
-    const validate = this.validators.get(key);
-    if (validate === null) {
-      if (res.body !== undefined) throw new Error(`${key} documents no body but one came: ${JSON.stringify(res.body)}`);
-      return;
-    }
-    if (validate && !validate(res.body)) {
-      throw new Error(`${key}: the body does not match /openapi.json: ${JSON.stringify(validate.errors)} in ${JSON.stringify(res.body)}`);
-    }
-  }
 }
 
 /**
