@@ -365,6 +365,18 @@ describe('account console (browser)', () => {
     await page.setViewportSize(DESKTOP);
   }, 30_000);
 
+  it('a paid plan that has lapsed shows as the Free plan it now is (sidebar, webhooks, market)', async () => {
+    await db.query(`UPDATE accounts SET plan_expires_at = now() - interval '1 minute' WHERE email = $1`, [email]);
+    await page.goto(at('/webhooks'));
+    await page.locator('.sidebar-account-text', { hasText: 'Free plan' }).waitFor();
+    await page.getByText('Webhooks come with paid plans').waitFor();
+    await page.goto(at('/market'));
+    await page.getByText('Pricing statistics come with paid plans').waitFor();
+    await page.goto(at(''));
+    await page.locator('.plan-name', { hasText: 'Free plan' }).waitFor();
+    await db.query(`UPDATE accounts SET plan_expires_at = NULL WHERE email = $1`, [email]);
+  }, 30_000);
+
   it('no page raised a script error or a Content-Security-Policy violation', () => {
     expect(problems).toEqual([]);
   });

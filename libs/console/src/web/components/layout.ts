@@ -1,6 +1,6 @@
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
-import { planName } from '../lib/format';
+import { planInEffect, planName } from '../lib/format';
 import { href, navigate } from '../lib/router';
 import { session } from '../lib/session';
 import type { Account } from '../lib/types';
@@ -113,7 +113,7 @@ export class AppShell {
         'div',
         { class: 'sidebar-account-text' },
         h('span', { class: 'sidebar-email', title: account.email }, account.email),
-        badge(`${planName(account.plan)} plan`, account.plan === 'free' ? 'gray' : 'violet'),
+        badge(`${planName(planInEffect(account))} plan`, planInEffect(account) === 'free' ? 'gray' : 'violet'),
       ),
       h('button', { type: 'button', class: 'icon-btn', 'aria-label': 'Sign out', title: 'Sign out', onclick: () => void signOut() }, icon('logout', 16)),
     );

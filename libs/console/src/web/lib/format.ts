@@ -1,4 +1,4 @@
-import type { PlanId } from './types';
+import type { Account, PlanId } from './types';
 
 const LOCALE = 'en-US';
 
@@ -11,6 +11,12 @@ export const PLANS: Record<PlanId, { name: string; limit: number }> = {
 
 export function planName(plan: PlanId | string): string {
   return (PLANS as Record<string, { name: string }>)[plan]?.name ?? plan;
+}
+
+/** The plan in effect: a paid plan whose `plan_expires_at` has passed is Free (as the API judges it). */
+export function planInEffect(account: Pick<Account, 'plan' | 'plan_expires_at'>): PlanId {
+  if (account.plan_expires_at && new Date(account.plan_expires_at).getTime() <= Date.now()) return 'free';
+  return account.plan;
 }
 
 export function isPaid(plan: PlanId | string): boolean {

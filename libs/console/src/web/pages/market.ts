@@ -4,7 +4,7 @@ import { trendChart } from '../components/trend-chart';
 import { alertBox, busy, button, card, emptyState, pageHeader } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
-import { isPaid, monthLabel, number, percent, planName, usd } from '../lib/format';
+import { isPaid, planInEffect, monthLabel, number, percent, planName, usd } from '../lib/format';
 import { PageContext } from '../lib/router';
 import { session } from '../lib/session';
 import type { Stats } from '../lib/types';
@@ -41,8 +41,8 @@ export function marketPage(context: PageContext): Node {
     'div',
     { class: 'page' },
     pageHeader('Market', { description: 'Pricing statistics with a 12-month trend, the same figures GET /stats returns.' }),
-    account && !isPaid(account.plan)
-      ? alertBox({ title: 'Pricing statistics come with paid plans', message: `You are on the ${planName(account.plan)} plan. The 1K, 10K and 100K plans include /stats and this view.` }, 'info')
+    account && !isPaid(planInEffect(account))
+      ? alertBox({ title: 'Pricing statistics come with paid plans', message: `You are on the ${planName(planInEffect(account))} plan. The 1K, 10K and 100K plans include /stats and this view.` }, 'info')
       : null,
     card({}, form),
     result,

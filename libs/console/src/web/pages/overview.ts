@@ -3,7 +3,7 @@ import { toast } from '../components/toast';
 import { alertBox, badge, busy, button, card, descriptionList, linkButton, pageHeader, skeleton } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
-import { date, dateTime, isPaid, number, planName, PLANS, relative } from '../lib/format';
+import { date, dateTime, isPaid, number, planInEffect, planName, PLANS, relative } from '../lib/format';
 import { humanize } from '../lib/messages';
 import { PageContext } from '../lib/router';
 import { session } from '../lib/session';
@@ -12,9 +12,7 @@ import type { Account, Overview, PlanId } from '../lib/types';
 /** The plan the API says is in effect (an expired paid plan is Free), else the account's. */
 function effectivePlan(overview: Overview): PlanId {
   if (overview.plan?.id) return overview.plan.id;
-  const account = overview.account;
-  if (account.plan_expires_at && new Date(account.plan_expires_at).getTime() < Date.now()) return 'free';
-  return account.plan;
+  return planInEffect(overview.account);
 }
 
 export function overviewPage(context: PageContext): Node {

@@ -1,7 +1,7 @@
 import { alertBox, badge, card, code, emptyState, linkButton, pageHeader, skeleton, table, Tone } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
-import { isPaid, number, planName, relative, shortUrl } from '../lib/format';
+import { isPaid, planInEffect, number, planName, relative, shortUrl } from '../lib/format';
 import { humanize } from '../lib/messages';
 import { href, PageContext } from '../lib/router';
 import { session } from '../lib/session';
@@ -66,9 +66,9 @@ export function deliveryBadge(delivery: Delivery): HTMLElement {
 export function planNotice(): HTMLElement | null {
   const account = session.account;
   if (!account) return null;
-  if (!isPaid(account.plan)) {
+  if (!isPaid(planInEffect(account))) {
     return alertBox(
-      { title: 'Webhooks come with paid plans', message: `You are on the ${planName(account.plan)} plan. Endpoints can be created on the 1K (1 endpoint), 10K (10) and 100K (unlimited) plans.` },
+      { title: 'Webhooks come with paid plans', message: `You are on the ${planName(planInEffect(account))} plan. Endpoints can be created on the 1K (1 endpoint), 10K (10) and 100K (unlimited) plans.` },
       'info',
     );
   }
