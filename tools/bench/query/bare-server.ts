@@ -9,6 +9,7 @@ import {
 import { RpcReply } from '@cars/contracts';
 import Fastify, { FastifyReply } from 'fastify';
 import { Pool } from 'pg';
+import { runBenchChild } from '../common/child';
 
 /**
  * The baseline of the query benchmark: bare Fastify and a `pg` pool running the same SQL as the
@@ -27,7 +28,7 @@ function parseQuery(query: Record<string, string>): Record<string, string | numb
   return out;
 }
 
-async function main(): Promise<void> {
+async function main(): Promise<{ close(): Promise<void> }> {
   const pool = new Pool({
     connectionString: process.env.DATABASE_URL,
     max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
@@ -62,16 +63,12 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
   console.log(`listening ${new URL(address).port}`);
-  const stop = async () => {
-    await app.close();
-    await pool.end();
-    process.exit(0);
+  return {
+    close: async () => {
+      await app.close();
+      await pool.end();
+    },
   };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBenchChild(main);

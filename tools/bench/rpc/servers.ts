@@ -6,6 +6,7 @@ import { RPC_QUEUE_ARGUMENTS, rpcOk } from '@cars/contracts';
 import { rpcServerOptions } from '@cars/messaging';
 import { connect } from 'amqplib';
 import { ECHO_PATTERN, OURS_QUEUE, RAW_QUEUE, recordNoDelay } from './shared';
+import { runBenchChild } from '../common/child';
 
 /**
  * The two servers of the RPC benchmark, in one process of their own (main.ts starts it; the
@@ -31,7 +32,7 @@ class EchoHandler {
 @Module({ controllers: [EchoHandler] })
 class EchoModule {}
 
-async function main(): Promise<void> {
+async function main(): Promise<{ close(): Promise<void> }> {
   const sockets = recordNoDelay();
   const url = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
   const prefetch = Number(process.env.PREFETCH ?? 32);
@@ -56,16 +57,12 @@ async function main(): Promise<void> {
   );
 
   console.log(`ready ${sockets.filter((s) => s.noDelay).length}/${sockets.length}`);
-  const stop = async () => {
-    await ours.close();
-    await connection.close();
-    process.exit(0);
+  return {
+    close: async () => {
+      await ours.close();
+      await connection.close();
+    },
   };
-  process.once('SIGTERM', () => void stop());
-  process.once('SIGINT', () => void stop());
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBenchChild(main);
