@@ -5,6 +5,7 @@ export * from './rpc';
 export * from './dto';
 export * from './messages';
 export * from './validation';
+export * from './compiled-validation';
 export * from './observations';
 export * from './events';
 export * from './webhooks';

@@ -1,10 +1,9 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
-import { toValidationDetails, validationError } from '@cars/contracts';
+import { compileValidator, CompiledValidator, toValidationDetails, validationError } from '@cars/contracts';
 import { ApiException } from './api-exception';
-import { compileValidator, CompiledValidator } from './compiled-validation';
 
 /**
- * Query strings and path parameters take a compiled path first (see compiled-validation.ts): a
+ * Query strings and path parameters take a compiled path first (see libs/contracts' compiled-validation.ts): a
  * valid one is converted and checked by the DTO's own rules without class-validator's machinery;
  * anything it does not accept at once — every invalid request among them — is validated by
  * class-validator as before, which words every 400.

@@ -1,15 +1,12 @@
 import 'reflect-metadata';
-import {
-  AuctionIdParamDto,
-  ListBidsQueryDto,
-  ListModelsQueryDto,
-  LiveAuctionsQueryDto,
-  SearchAuctionsQueryDto,
-  StatsQueryDto,
-} from '@cars/contracts';
 import { plainToInstance } from 'class-transformer';
 import { getMetadataStorage, validateSync } from 'class-validator';
 import { compileValidator } from './compiled-validation';
+import { LiveAuctionsQueryDto, SearchAuctionsQueryDto } from './dto/auctions.dto';
+import { AuctionIdParamDto, ListBidsQueryDto } from './dto/bids.dto';
+import { ListModelsQueryDto } from './dto/makes.dto';
+import { StatsQueryDto } from './dto/stats.dto';
+import { validatePlain } from './validation';
 
 /**
  * The compiled path may only accept what class-validator accepts, and must then produce the same
@@ -63,8 +60,78 @@ function reference<T extends object>(cls: new () => T, plain: object): { valid: 
   return { valid: errors.length === 0, value };
 }
 
+/** Values of a payload that went through JSON, of every kind a member can have there. */
+const SCALARS: unknown[] = [0, 1, 20, 100, 101, -1, 1965, 19.5, 9999, 10000, 2147483648, 9007199254740992, true, false, null, 'x', '20', '', [1], { a: 1 }];
+
+const classes = [SearchAuctionsQueryDto, LiveAuctionsQueryDto, ListBidsQueryDto, AuctionIdParamDto, ListModelsQueryDto, StatsQueryDto];
+
+/** `count` seeded queries: mostly parameters of `cls`, sometimes any, values from VALUES (and `extra`). */
+function corpus(cls: new () => object, seed: number, count: number, extra: unknown[] = []): Record<string, unknown>[] {
+  const next = random(seed);
+  const own = [...new Set(getMetadataStorage().getTargetValidationMetadatas(cls, '', false, false).map((m) => m.propertyName))];
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const plain: Record<string, unknown> = {};
+    const size = Math.floor(next() * 5);
+    for (let j = 0; j < size; j += 1) {
+      const names = next() < 0.9 ? own : NAMES;
+      const name = names[Math.floor(next() * names.length)];
+      const values = [...(VALUES[name] ?? ['x']), ...extra];
+      plain[name] = values[Math.floor(next() * values.length)];
+    }
+    out.push(plain);
+  }
+  return out;
+}
+
+describe('compiled validation of message payloads (validatePlain)', () => {
+  it.each(classes.map((cls) => [cls.name, cls] as const))(
+    '%s: a valid DTO sent through JSON is accepted as the same DTO; typed values only as class-validator accepts them',
+    (_name, cls) => {
+      const compiled = compileValidator(cls as new () => object, 'scalars')!;
+      let roundTrips = 0;
+      for (const plain of corpus(cls as new () => object, 23, 3000)) {
+        const expected = reference(cls as new () => object, plain);
+        if (!expected.valid) continue;
+        // What the gateway sends and the service consumes: the DTO as JSON.
+        const payload = JSON.parse(JSON.stringify({ ...expected.value })) as object;
+        const again = reference(cls as new () => object, payload);
+        const fast = compiled(payload);
+        expect({ payload, accepted: fast !== undefined }).toEqual({ payload, accepted: again.valid });
+        if (fast !== undefined) {
+          roundTrips += 1;
+          expect(fast).toBeInstanceOf(cls);
+          expect({ ...fast }).toEqual({ ...again.value });
+          const outcome = validatePlain(cls as new () => object, payload);
+          expect(outcome).toEqual({ ok: true, value: fast });
+        }
+      }
+      expect(roundTrips).toBeGreaterThan(100);
+
+      let accepted = 0;
+      for (const plain of corpus(cls as new () => object, 29, 3000, SCALARS)) {
+        const expected = reference(cls as new () => object, plain);
+        const fast = compiled({ ...plain });
+        if (fast === undefined) continue;
+        accepted += 1;
+        expect({ plain, valid: expected.valid }).toEqual({ plain, valid: true });
+        expect({ ...fast }).toEqual({ ...expected.value });
+      }
+      expect(accepted).toBeGreaterThan(50);
+    },
+  );
+
+  it('keeps the 400 details of class-validator for what it does not accept', () => {
+    expect(validatePlain(SearchAuctionsQueryDto, { limit: 101, colour: 'red' })).toEqual({
+      ok: false,
+      details: { limit: ['limit must be an integer from 1 to 100'], colour: ['colour is not a recognised parameter'] },
+    });
+    expect(validatePlain(SearchAuctionsQueryDto, { make: null })).toMatchObject({ ok: true });
+    expect(validatePlain(SearchAuctionsQueryDto, [])).toEqual({ ok: false, details: { body: ['must be an object'] } });
+  });
+});
+
 describe('compiled validation of query and path parameters', () => {
-  const classes = [SearchAuctionsQueryDto, LiveAuctionsQueryDto, ListBidsQueryDto, AuctionIdParamDto, ListModelsQueryDto, StatsQueryDto];
 
   it.each(classes.map((cls) => [cls.name, cls] as const))('%s: accepts only what class-validator accepts, with the same DTO', (_name, cls) => {
     const compiled = compileValidator(cls as new () => object);
