@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ClientRMQ, RmqOptions } from '@nestjs/microservices';
 import type { Channel, ConsumeMessage } from 'amqplib';
-import { ACCEPTS_JSON_TEXT_HEADER, JSON_TEXT_REPLY } from './rpc-server';
+import { JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
 
 /** What a service answered: a reply packet's `response`, or the bytes of a JSON text reply. */
 export type RpcAnswer = { kind: 'value'; value: unknown } | { kind: 'json'; bytes: Buffer };
@@ -25,15 +25,18 @@ export class RpcTimeoutError extends Error {
  *   parsed;
  * - requests are published without publisher confirms: an RPC request is transient (5 s TTL, not
  *   persistent) and its caller's timeout is what covers a lost one, so waiting for the broker's
- *   confirm of each bought nothing but a frame each way.
+ *   confirm of each bought nothing but a frame each way; and they are written to the open amqplib
+ *   channel directly, without the wrapper's queue and promise per message.
  *
  * The wire format is Nest's: `{pattern, data, id}` in, `{err, response, isDisposed, id}` out, so
  * a stock Nest server still answers it; the JSON text form of a reply is only sent to a request
- * that carries ACCEPTS_JSON_TEXT_HEADER, so a stock client (or an older gateway during a rolling
+ * whose `type` is JSON_TEXT_READER_REQUEST, so a stock client (or an older gateway during a rolling
  * deploy) still gets Nest's packet.
  */
 export class RpcClientRmq extends ClientRMQ {
   private readonly waiting = new Map<string, (message: ConsumeMessage) => void>();
+  /** The wrapper's amqplib channel while it is open: requests are written to it directly. */
+  private open?: Channel;
 
   constructor(options: RmqOptions['options']) {
     super(options ?? {});
@@ -44,7 +47,13 @@ export class RpcClientRmq extends ClientRMQ {
       this.channel = this.client!.createChannel({
         json: false,
         confirm: false,
-        setup: (channel: Channel) => this.setupChannel(channel, resolve),
+        setup: (channel: Channel) => {
+          this.open = channel;
+          channel.once('close', () => {
+            if (this.open === channel) this.open = undefined;
+          });
+          return this.setupChannel(channel, resolve);
+        },
       });
     });
   }
@@ -89,17 +98,22 @@ export class RpcClientRmq extends ClientRMQ {
         resolve({ kind: 'value', value: packet.response });
       });
       const content = Buffer.from(JSON.stringify({ pattern, data, id }));
-      channel
-        .sendToQueue(this.queue, content, {
-          replyTo: this.replyQueue,
-          persistent: false,
-          correlationId: id,
-          headers: { [ACCEPTS_JSON_TEXT_HEADER]: true },
-        })
-        .catch((error: unknown) => {
-          done();
-          reject(error);
-        });
+      const properties = { replyTo: this.replyQueue, persistent: false, correlationId: id, type: JSON_TEXT_READER_REQUEST };
+      const fail = (error: unknown) => {
+        done();
+        reject(error);
+      };
+      // Straight onto the open amqplib channel (amqplib buffers what the socket cannot take yet);
+      // while it is being replaced, through the wrapper, which holds the request until then.
+      if (this.open) {
+        try {
+          this.open.sendToQueue(this.queue, content, properties);
+        } catch (error) {
+          fail(error);
+        }
+      } else {
+        channel.sendToQueue(this.queue, content, properties).catch(fail);
+      }
     });
   }
 }

@@ -1,5 +1,5 @@
 import { RmqContext } from '@nestjs/microservices';
-import { ACCEPTS_JSON_TEXT_HEADER, DrainingRmqServer, JSON_TEXT_REPLY } from './rpc-server';
+import { ACCEPTS_JSON_TEXT_HEADER, DrainingRmqServer, JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
 
 /** The reply path of the RPC server, against a channel that accepts or refuses the publish. */
 describe('DrainingRmqServer replies', () => {
@@ -29,13 +29,16 @@ describe('DrainingRmqServer replies', () => {
       return Promise.resolve(true);
     });
     const page = '{"data":[{"title":"1967 \\"Porsche\\" 911S"}],"meta":{"total":1}}';
-    const reading = new RmqContext([{ properties: { headers: { [ACCEPTS_JSON_TEXT_HEADER]: true } } }, {}, 'query.auctions']);
+    const reading = new RmqContext([{ properties: { type: JSON_TEXT_READER_REQUEST } }, {}, 'query.auctions']);
+    const previousRelease = new RmqContext([{ properties: { headers: { [ACCEPTS_JSON_TEXT_HEADER]: true } } }, {}, 'query.auctions']);
     server.sendMessage({ id: '9', response: { ok: true, value: page }, isDisposed: true }, 'amq.rabbitmq.reply-to.z', 'corr-3', reading);
+    server.sendMessage({ id: '12', response: { ok: true, value: page }, isDisposed: true }, 'amq.rabbitmq.reply-to.z', 'corr-6', previousRelease);
     server.sendMessage({ id: '10', response: { ok: true, value: page }, isDisposed: true }, 'amq.rabbitmq.reply-to.z', 'corr-4', context);
     // Errors and objects keep the packet even for a reading client.
     server.sendMessage({ id: '11', response: { ok: false, status: 400, body: {} }, isDisposed: true }, 'amq.rabbitmq.reply-to.z', 'corr-5', reading);
     expect(sent).toEqual([
       { content: page, options: { correlationId: 'corr-3', type: JSON_TEXT_REPLY } },
+      { content: page, options: { correlationId: 'corr-6', type: JSON_TEXT_REPLY } },
       { content: JSON.stringify({ id: '10', response: { ok: true, value: page }, isDisposed: true }), options: { correlationId: 'corr-4' } },
       { content: JSON.stringify({ id: '11', response: { ok: false, status: 400, body: {} }, isDisposed: true }), options: { correlationId: 'corr-5' } },
     ]);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { errorMessage } from '@cars/contracts';
 import { CustomStrategy, RmqContext, RmqOptions, ServerRMQ } from '@nestjs/microservices';
+import type { AmqpConnectionManager, CreateChannelOpts } from 'amqp-connection-manager';
 import type { Channel } from 'amqplib';
 
 /** How long a stopping server waits for its last replies to be written. */
@@ -15,14 +16,19 @@ const REPLY_FLUSH_MS = 2000;
 export const JSON_TEXT_REPLY = 'cars.json-text';
 
 /**
- * The request header by which a client says it reads JSON_TEXT_REPLY replies: without it (a stock
- * Nest client, a gateway of an earlier release during a rolling deploy) the reply is Nest's packet.
+ * The AMQP `type` of a request whose client reads JSON_TEXT_REPLY replies (RpcClientRmq sends it:
+ * a short-string property, cheaper to write and read than a headers table). Without it (a stock
+ * Nest client) the reply is Nest's packet.
  */
+export const JSON_TEXT_READER_REQUEST = 'cars.rpc; reads=json-text';
+
+/** The header by which a gateway of the previous release said the same; still honoured during a rolling deploy. */
 export const ACCEPTS_JSON_TEXT_HEADER = 'x-accepts-json-text';
 
 function acceptsJsonText(context: RmqContext): boolean {
-  const message = context.getMessage() as { properties?: { headers?: Record<string, unknown> } } | undefined;
-  return message?.properties?.headers?.[ACCEPTS_JSON_TEXT_HEADER] === true;
+  const message = context.getMessage() as { properties?: { type?: unknown; headers?: Record<string, unknown> } } | undefined;
+  const properties = message?.properties;
+  return properties?.type === JSON_TEXT_READER_REQUEST || properties?.headers?.[ACCEPTS_JSON_TEXT_HEADER] === true;
 }
 
 /** The value of a final `{ok: true, value}` reply packet when that value is JSON text. */
@@ -69,6 +75,21 @@ export class DrainingRmqServer extends ServerRMQ {
     return first === 123 || first === 91 || first === 34 ? super.getRouteFromPattern(pattern) : pattern;
   }
 
+  /**
+   * Replies are published without publisher confirms. A request is acknowledged once its reply is
+   * published, on the same channel (the consumer's; the wrapper publishes on it at once while
+   * connected, else when it is back), and the broker takes a channel's frames in order: an
+   * acknowledged request always had its reply handed to the broker, so a confirm per reply bought
+   * nothing but a frame each way (measured in tools/bench/rpc; docs/performance.md). A reply the
+   * connection drops before that still leaves its request unacknowledged: it is delivered again.
+   */
+  override createClient<T = AmqpConnectionManager>(): T {
+    const client = super.createClient<AmqpConnectionManager>();
+    const createChannel = client.createChannel.bind(client);
+    client.createChannel = (options?: CreateChannelOpts) => createChannel({ ...options, confirm: false });
+    return client as T;
+  }
+
   override async setupChannel(channel: Channel, callback: () => void): Promise<void> {
     this.consumerChannel = channel;
     await super.setupChannel(channel, callback);
@@ -86,7 +107,7 @@ export class DrainingRmqServer extends ServerRMQ {
 
   /**
    * Nest's reply, with the publish's outcome handled: the channel wrapper's `sendToQueue` returns a
-   * promise that rejects when the broker connection drops before the reply is confirmed, and the
+   * promise that rejects when the broker connection drops before the reply is written, and the
    * stock server leaves it unhandled — which ends the process (seen when RabbitMQ restarts under
    * load). The caller's request is lost either way (it times out into a 503); the process is not.
    */
@@ -128,11 +149,10 @@ export class DrainingRmqServer extends ServerRMQ {
   override async close(): Promise<void> {
     await this.consumerChannel?.cancel(this.tag).catch(() => undefined);
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
-    // Replies wait in the channel wrapper until written, then until the broker confirms them, and
-    // closing the wrapper rejects both kinds: let them go out. (The unconfirmed list has no public
-    // accessor in amqp-connection-manager 5.)
-    const wrapper = this.channel as { queueLength(): number; _unconfirmedMessages?: unknown[] } | null;
-    const unsent = () => (wrapper ? wrapper.queueLength() + (wrapper._unconfirmedMessages?.length ?? 0) : 0);
+    // Replies wait in the channel wrapper until written (while the connection is down, or the
+    // socket is full), and closing the wrapper drops them: let them go out.
+    const wrapper = this.channel as { queueLength(): number } | null;
+    const unsent = () => (wrapper ? wrapper.queueLength() : 0);
     // Nest hands a reply to the channel on the next tick after its handler resolved.
     await new Promise((resolve) => setImmediate(resolve));
     const deadline = Date.now() + REPLY_FLUSH_MS;

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { Controller, INestMicroservice, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { MessagePattern, Payload } from '@nestjs/microservices';
+import { RPC_QUEUE_ARGUMENTS, rpcOk } from '@cars/contracts';
+import type { AmqpConnectionManager } from 'amqp-connection-manager';
+import { connect } from 'amqplib';
+import { RMQ_SOCKET_OPTIONS, rpcServerOptions } from './rmq.options';
+import { RpcClientRmq } from './rpc-client';
+
+const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
+
+@Controller()
+class EchoController {
+  @MessagePattern('echo.n')
+  echo(@Payload() data: { n: number }) {
+    return rpcOk({ n: data.n });
+  }
+
+  @MessagePattern('echo.text')
+  text(@Payload() data: { n: number }) {
+    return rpcOk(JSON.stringify({ n: data.n, note: 'café' }));
+  }
+}
+
+@Module({ controllers: [EchoController] })
+class EchoModule {}
+
+const answered = (answer: unknown) => (answer as { kind: string; value: { ok: boolean; value: { n: number } } }).value.value.n;
+
+/**
+ * The gateway's RPC client writes requests straight onto its open amqplib channel, and the read-only
+ * server acknowledges a request after publishing its reply without a publisher confirm: a lost
+ * connection must not leave the client writing to a dead channel, nor the server holding requests.
+ */
+describe('RPC client and server over RabbitMQ', () => {
+  const queue = `rpc-client.${randomUUID()}`;
+  let server: INestMicroservice;
+  let client: RpcClientRmq;
+
+  beforeAll(async () => {
+    server = await NestFactory.createMicroservice(EchoModule, {
+      ...rpcServerOptions(process.env.RABBITMQ_URL!, queue, { prefetchCount: 4, redeliverOnCrash: true }),
+      logger: silent,
+    });
+    await server.listen();
+    client = new RpcClientRmq({
+      urls: [process.env.RABBITMQ_URL!],
+      queue,
+      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+      socketOptions: RMQ_SOCKET_OPTIONS,
+      persistent: false,
+    });
+  });
+
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('answers many more requests than the prefetch window: every one is acknowledged', async () => {
+    const answers = await Promise.all(Array.from({ length: 200 }, (_, n) => client.request('echo.n', { n }, 4000)));
+    expect(answers.map(answered)).toEqual(Array.from({ length: 200 }, (_, n) => n));
+    // Nothing left on the queue or unacknowledged by the server.
+    const connection = await connect(process.env.RABBITMQ_URL!);
+    try {
+      const channel = await connection.createChannel();
+      expect((await channel.checkQueue(queue)).messageCount).toBe(0);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('hands a JSON text answer over as its bytes', async () => {
+    const answer = await client.request('echo.text', { n: 7 }, 4000);
+    expect(answer.kind).toBe('json');
+    expect(JSON.parse((answer as { bytes: Buffer }).bytes.toString())).toEqual({ n: 7, note: 'café' });
+  });
+
+  it('fails fast while its broker connection is down, and answers on the new channel once it is back', async () => {
+    expect(answered(await client.request('echo.n', { n: 1 }, 4000))).toBe(1);
+    const manager = (client as unknown as { client: AmqpConnectionManager }).client;
+    const lost = new Promise((resolve) => manager.once('disconnect', resolve));
+    // The socket fails, as when the broker goes away.
+    (manager.connection as unknown as { connection: { stream: { destroy(error: Error): void } } }).connection.stream.destroy(new Error('connection reset'));
+    await lost;
+    // Down: a request is refused at once (the gateway answers 503), not left to its timeout.
+    const started = Date.now();
+    await expect(client.request('echo.n', { n: 2 }, 4000)).rejects.toBeDefined();
+    expect(Date.now() - started).toBeLessThan(1000);
+    // Back (reconnectTimeInSeconds: 1): requests go out on the new channel.
+    let back = false;
+    for (let i = 0; i < 100 && !back; i += 1) {
+      back = await client.request('echo.n', { n: 3 }, 1000).then(
+        () => true,
+        () => new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 100)),
+      );
+    }
+    expect(back).toBe(true);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, n) => client.request('echo.n', { n }, 4000)));
+    expect(answers.map(answered)).toEqual(Array.from({ length: 20 }, (_, n) => n));
+  }, 20_000);
+});
