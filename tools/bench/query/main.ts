@@ -108,8 +108,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Node flags for the servers, e.g. BENCH_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them. */
+const CHILD_NODE_ARGS = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 function start(script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...CHILD_NODE_ARGS, script], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -12,17 +12,19 @@ import { randomUUID } from 'node:crypto';
 import { booleanFlag, commandLine, integerFlag, numberFlag, parseFlags } from '../common/args';
 import { CpuTally, pidsNamed } from '../common/cpu';
 import { percentile } from '../common/latency';
-import { ECHO_PATTERN, OURS_QUEUE, RAW_QUEUE, recordNoDelay } from './shared';
+import { BenchRequest, ECHO_PATTERN, OURS_QUEUE, RAW_QUEUE, recordNoDelay } from './shared';
 
 /**
  * The RabbitMQ request/response round trip (docs/performance.md):
  *
- *   npm run build && node dist/tools/bench/rpc/main.js [--callers 1,16] [--seconds 9] [--bytes 200] [--keep]
+ *   npm run build && node dist/tools/bench/rpc/main.js [--callers 1,16] [--seconds 9] [--bytes 200] [--reply-bytes N] [--keep]
  *
  * Ours: RmqServiceClient → queue → DrainingRmqServer (a Nest microservice, as the query service
  * runs it) → an echo handler → direct reply-to. Raw: amqplib alone, the same queue arguments,
  * direct reply-to (`amq.rabbitmq.reply-to`), the server echoing the request's bytes. Both servers
- * live in one process of their own (servers.ts); the clients in this one. Ours and raw alternate in
+ * live in one process of their own (servers.ts); the clients in this one. With `--reply-bytes N`
+ * the answer is JSON text of N bytes instead of the echo — the shape of a query page (a small
+ * request, a large JSON text reply, decoded to a string by the client as the gateway does). Ours and raw alternate in
  * slices of SLICE seconds so both see the same background load; closed loop with N callers.
  *
  * Prints throughput, p50/p99/max, the ratio ours/raw (target ≥ 0.7 at every caller count), CPU
@@ -36,6 +38,7 @@ interface Options {
   callers: number[];
   seconds: number;
   bytes: number;
+  replyBytes?: number;
   keep: boolean;
 }
 
@@ -44,6 +47,7 @@ const USAGE = `Usage: node dist/tools/bench/rpc/main.js [options]
   --callers LIST     concurrent callers, comma-separated (default 1,16)
   --seconds S        measured seconds per caller count and side, in slices of 3 s (default 9)
   --bytes N          payload size of a request (and its echo) in bytes (default 200)
+  --reply-bytes N    answer with N bytes of JSON text instead of the echo (N ≥ 12)
   --keep             keep the vhost afterwards
   -h, --help         this text`;
 
@@ -52,6 +56,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     callers: { type: 'string' },
     seconds: { type: 'string' },
     bytes: { type: 'string' },
+    'reply-bytes': { type: 'string' },
     keep: { type: 'boolean' },
   });
   if (flags === 'help') return 'help';
@@ -61,6 +66,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     callers,
     seconds: numberFlag(flags, 'seconds', 9, 'positive'),
     bytes: integerFlag(flags, 'bytes', 200, 0),
+    replyBytes: flags['reply-bytes'] === undefined ? undefined : integerFlag(flags, 'reply-bytes', 0, 12),
     keep: booleanFlag(flags, 'keep'),
   };
 }
@@ -72,7 +78,7 @@ const TIMEOUT_MS = 5000;
 const log = (message: string) => process.stderr.write(`bench:rpc ${message}\n`);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
-type Call = (payload: { text: string }) => Promise<unknown>;
+type Call = (payload: BenchRequest) => Promise<unknown>;
 
 interface Side {
   samples: number[];
@@ -94,7 +100,7 @@ interface SideResult {
 }
 
 /** The raw amqplib client: one channel, direct reply-to, replies matched by correlation id. */
-async function rawClient(url: string): Promise<{ call: Call; close: () => Promise<void> }> {
+async function rawClient(url: string, replies: 'echo' | 'text'): Promise<{ call: Call; close: () => Promise<void> }> {
   const connection = await connect(url, { noDelay: true });
   const channel = await connection.createChannel();
   await channel.assertQueue(RAW_QUEUE, { durable: true, arguments: RPC_QUEUE_ARGUMENTS });
@@ -116,14 +122,15 @@ async function rawClient(url: string): Promise<{ call: Call; close: () => Promis
       waiting.set(id, (content) => {
         clearTimeout(timer);
         waiting.delete(id);
-        resolve(JSON.parse(content.toString()));
+        // The echo parsed; a JSON text reply decoded only, as the gateway does with a page.
+        resolve(replies === 'echo' ? JSON.parse(content.toString()) : content.toString());
       });
       channel.sendToQueue(RAW_QUEUE, Buffer.from(JSON.stringify(payload)), { replyTo: 'amq.rabbitmq.reply-to', correlationId: id });
     });
   return { call, close: () => connection.close() };
 }
 
-async function closedLoop(call: Call, callers: number, seconds: number, side: Side, payload: { text: string }): Promise<void> {
+async function closedLoop(call: Call, callers: number, seconds: number, side: Side, payload: BenchRequest): Promise<void> {
   const start = performance.now();
   const end = start + seconds * 1000;
   await side.cpu.start();
@@ -161,9 +168,9 @@ function result(side: Side): SideResult {
 /** A mode around 40 ms: at least 1 % of round trips there, and clearly more than just below it. */
 const fortyMsMode = (r: SideResult) => r.near40 >= 0.01 && r.near40 > 3 * r.near26;
 
-function startServers(url: string): { child: ChildProcess; ready: Promise<string> } {
+function startServers(url: string, replyMode: boolean): { child: ChildProcess; ready: Promise<string> } {
   const child = spawn(process.execPath, [join(__dirname, 'servers.js')], {
-    env: { ...process.env, RABBITMQ_URL: url, LOG_LEVEL: 'warn' },
+    env: { ...process.env, RABBITMQ_URL: url, LOG_LEVEL: 'warn', REPLY_MODE: replyMode ? '1' : '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const ready = new Promise<string>((resolve, reject) => {
@@ -183,7 +190,7 @@ async function main(): Promise<number> {
   log(`${cpus().length} CPUs, load average ${load()}`);
   const sockets = recordNoDelay();
   const url = createVhost(VHOST);
-  const servers = startServers(url);
+  const servers = startServers(url, options.replyBytes !== undefined);
   let ours: RmqServiceClient | undefined;
   let raw: Awaited<ReturnType<typeof rawClient>> | undefined;
   try {
@@ -193,9 +200,9 @@ async function main(): Promise<number> {
     const client = ours;
     // The echo pattern is the bench's own, not one of the contracts' patterns.
     const oursCall: Call = (payload) => client.send(ECHO_PATTERN as RpcPattern, payload as never);
-    raw = await rawClient(url);
+    raw = await rawClient(url, options.replyBytes === undefined ? 'echo' : 'text');
     const rawCall = raw.call;
-    const payload = { text: 'x'.repeat(options.bytes) };
+    const payload: BenchRequest = { text: 'x'.repeat(options.bytes), reply: options.replyBytes };
     // Warm-up of both paths (JIT, channels).
     for (let i = 0; i < 200; i += 1) {
       await oursCall(payload);
@@ -218,7 +225,10 @@ async function main(): Promise<number> {
 
     const clientNoDelay = `${sockets.filter((s) => s.noDelay).length}/${sockets.length}`;
     const out: string[] = [
-      `RPC benchmark: request/response over RabbitMQ (direct reply-to), ${options.bytes}-byte payload each way; ` +
+      `RPC benchmark: request/response over RabbitMQ (direct reply-to), ` +
+        (options.replyBytes === undefined
+          ? `${options.bytes}-byte payload each way; `
+          : `${options.bytes}-byte request payload, ${options.replyBytes}-byte JSON text reply; `) +
         `${cpus().length} CPUs; load average at the end ${load()} (machine shared with other work)`,
       `Nagle off (setNoDelay) on AMQP sockets: bench client process ${clientNoDelay}, servers process ${serverNoDelay}`,
       '',
@@ -248,7 +258,7 @@ async function main(): Promise<number> {
     out.push(`ours/raw throughput ≥ ${RATIO_TARGET} at every caller count: ${missed.length ? `MISSED (${missed.join(', ')} callers)` : 'ok'}`);
     out.push(`40 ms mode: ${modes.length ? `FOUND (${modes.join(', ')} callers)` : 'none'}; errors: ${errors}`);
     console.log(out.join('\n'));
-    console.log(JSON.stringify({ bytes: options.bytes, rows, noDelay: { client: clientNoDelay, servers: serverNoDelay }, load: loadavg() }));
+    console.log(JSON.stringify({ bytes: options.bytes, replyBytes: options.replyBytes ?? null, rows, noDelay: { client: clientNoDelay, servers: serverNoDelay }, load: loadavg() }));
     return missed.length === 0 && modes.length === 0 && errors === 0 ? 0 : 1;
   } finally {
     await ours?.onApplicationShutdown().catch(() => undefined);

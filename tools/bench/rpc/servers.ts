@@ -5,7 +5,7 @@ import { MessagePattern, MicroserviceOptions, Payload } from '@nestjs/microservi
 import { RPC_QUEUE_ARGUMENTS, rpcOk } from '@cars/contracts';
 import { rpcServerOptions } from '@cars/messaging';
 import { connect } from 'amqplib';
-import { ECHO_PATTERN, OURS_QUEUE, RAW_QUEUE, recordNoDelay } from './shared';
+import { BenchRequest, ECHO_PATTERN, OURS_QUEUE, RAW_QUEUE, recordNoDelay, replyText } from './shared';
 import { runBenchChild } from '../common/child';
 
 /**
@@ -15,8 +15,10 @@ import { runBenchChild } from '../common/child';
  *   RABBITMQ_URL=… node dist/tools/bench/rpc/servers.js
  *
  * - ours: a Nest microservice on DrainingRmqServer (rpcServerOptions, as the read-only query
- *   service runs it: acknowledged once the reply is out) whose handler echoes the payload;
- * - raw: amqplib, the same queue arguments, replying to `replyTo` with the request's bytes.
+ *   service runs it: acknowledged once the reply is out) whose handler echoes the payload, or
+ *   answers a `reply` request with JSON text (sent as the text's bytes, as a query page is);
+ * - raw: amqplib, the same queue arguments, replying to `replyTo` with the request's bytes, or
+ *   with the JSON text's bytes to a `reply` request (which it parses to know).
  *
  * Prints `ready <noDelay sockets>/<sockets>` when both consume.
  */
@@ -24,8 +26,8 @@ import { runBenchChild } from '../common/child';
 @Controller()
 class EchoHandler {
   @MessagePattern(ECHO_PATTERN)
-  echo(@Payload() payload: unknown) {
-    return rpcOk(payload);
+  echo(@Payload() payload: BenchRequest) {
+    return rpcOk(payload.reply === undefined ? payload : replyText(payload.reply));
   }
 }
 
@@ -36,6 +38,7 @@ async function main(): Promise<{ close(): Promise<void> }> {
   const sockets = recordNoDelay();
   const url = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
   const prefetch = Number(process.env.PREFETCH ?? 32);
+  const replyMode = process.env.REPLY_MODE === '1';
 
   const ours = await NestFactory.createMicroservice<MicroserviceOptions>(EchoModule, {
     ...rpcServerOptions(url, OURS_QUEUE, { redeliverOnCrash: true, prefetchCount: prefetch }),
@@ -51,7 +54,8 @@ async function main(): Promise<{ close(): Promise<void> }> {
     RAW_QUEUE,
     (message) => {
       if (!message) return;
-      channel.sendToQueue(message.properties.replyTo as string, message.content, { correlationId: message.properties.correlationId as string });
+      const content = replyMode ? Buffer.from(replyText((JSON.parse(message.content.toString()) as BenchRequest).reply!)) : message.content;
+      channel.sendToQueue(message.properties.replyTo as string, content, { correlationId: message.properties.correlationId as string });
     },
     { noAck: true },
   );

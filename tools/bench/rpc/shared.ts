@@ -5,6 +5,27 @@ export const ECHO_PATTERN = 'bench.echo';
 export const OURS_QUEUE = 'bench.rpc.ours';
 export const RAW_QUEUE = 'bench.rpc.raw';
 
+/** A request of the bench: `text` is the payload; with `reply`, the answer is JSON text of that many bytes instead of the echo. */
+export interface BenchRequest {
+  text: string;
+  reply?: number;
+}
+
+const replies = new Map<number, string>();
+
+/**
+ * The JSON text of `bytes` bytes a server answers a `reply` request with — the shape of a query
+ * service answer (a page's JSON text; ≥ 12 bytes).
+ */
+export function replyText(bytes: number): string {
+  let text = replies.get(bytes);
+  if (text === undefined) {
+    text = `{"data":"${'x'.repeat(Math.max(0, bytes - 11))}"}`;
+    replies.set(bytes, text);
+  }
+  return text;
+}
+
 export interface SocketRecord {
   socket: Socket;
   noDelay: boolean;
