@@ -1,4 +1,5 @@
-import { RmqContext } from '@nestjs/microservices';
+import { RmqContext, RpcException } from '@nestjs/microservices';
+import { throwError } from 'rxjs';
 import { ACCEPTS_JSON_TEXT_HEADER, DrainingRmqServer, JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
 
 /** The reply path of the RPC server, against a channel that accepts or refuses the publish. */
@@ -58,4 +59,60 @@ describe('DrainingRmqServer replies', () => {
     }
     expect(unhandled).toEqual([]);
   });
+
+  describe('requests', () => {
+    const request = (pattern: string, data: unknown, id: string | undefined = 'r1') => ({
+      content: Buffer.from(JSON.stringify(id === undefined ? { pattern, data } : { pattern, data, id })),
+      properties: { replyTo: 'amq.rabbitmq.reply-to.q', correlationId: `corr-${id}`, type: JSON_TEXT_READER_REQUEST },
+    });
+    const setUp = () => {
+      const sent: { content: string; options: Record<string, unknown> }[] = [];
+      const server = serverWith((_queue, content, options) => {
+        sent.push({ content: content.toString(), options });
+        return Promise.resolve(true);
+      });
+      const acked: unknown[] = [];
+      const channel = { ack: (message: unknown) => acked.push(message), nack: () => undefined };
+      return { server, sent, acked, channel };
+    };
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+    it('answers a handler’s value as one final packet, JSON text as its bytes, and counts the request in flight until then', async () => {
+      const { server, sent, channel } = setUp();
+      let release!: () => void;
+      server.addHandler('echo', (data: { n: number }) => new Promise((resolve) => (release = () => resolve({ ok: true, value: data }))), false);
+      server.addHandler('page', () => Promise.resolve({ ok: true, value: '{"data":[]}' }), false);
+      const answering = server.handleMessage(request('echo', { n: 3 }), channel);
+      await settle();
+      expect(server.pending).toBe(1);
+      expect(sent).toEqual([]);
+      release();
+      await answering;
+      expect(server.pending).toBe(0);
+      await server.handleMessage(request('page', {}, 'r2'), channel);
+      await settle();
+      expect(sent).toEqual([
+        { content: JSON.stringify({ response: { ok: true, value: { n: 3 } }, isDisposed: true }), options: { correlationId: 'corr-r1' } },
+        { content: '{"data":[]}', options: { correlationId: 'corr-r2', type: JSON_TEXT_REPLY } },
+      ]);
+    });
+
+    it('answers what a handler answers with a failing observable (an exception filter) with the error packet', async () => {
+      const { server, sent, channel } = setUp();
+      server.addHandler('fails', () => Promise.resolve(throwError(() => new RpcException({ status: 'error', message: 'boom' }).getError())), false);
+      await server.handleMessage(request('fails', {}), channel);
+      await settle();
+      expect(sent.map((s) => JSON.parse(s.content) as unknown)).toEqual([{ err: { status: 'error', message: 'boom' }, isDisposed: true }]);
+    });
+
+    it('answers an unknown pattern with Nest’s no-handler error', async () => {
+      const { server, sent, channel } = setUp();
+      await server.handleMessage(request('nobody.home', {}), channel);
+      await settle();
+      expect(sent.map((s) => JSON.parse(s.content) as unknown)).toEqual([
+        { id: 'r1', err: 'There is no matching message handler defined in the remote service.', status: 'error' },
+      ]);
+    });
+  });
 });
+
