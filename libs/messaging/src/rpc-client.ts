@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ClientRMQ, RmqOptions } from '@nestjs/microservices';
 import type { Channel, ConsumeMessage } from 'amqplib';
+import type { AmqpConnectionManager } from 'amqp-connection-manager';
+import { coalesceConnectionWrites } from './coalesced-writes';
 import { JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
 
 /** What a service answered: a reply packet's `response`, or the bytes of a JSON text reply. */
@@ -40,6 +42,10 @@ export class RpcClientRmq extends ClientRMQ {
 
   constructor(options: RmqOptions['options']) {
     super(options ?? {});
+  }
+
+  override createClient(): AmqpConnectionManager {
+    return coalesceConnectionWrites(super.createClient());
   }
 
   override createChannel(): Promise<void> {

@@ -3,6 +3,7 @@ import { errorMessage } from '@cars/contracts';
 import { CustomStrategy, RmqContext, RmqOptions, ServerRMQ } from '@nestjs/microservices';
 import type { AmqpConnectionManager, CreateChannelOpts } from 'amqp-connection-manager';
 import type { Channel } from 'amqplib';
+import { coalesceConnectionWrites } from './coalesced-writes';
 
 /** How long a stopping server waits for its last replies to be written. */
 const REPLY_FLUSH_MS = 2000;
@@ -84,7 +85,7 @@ export class DrainingRmqServer extends ServerRMQ {
    * connection drops before that still leaves its request unacknowledged: it is delivered again.
    */
   override createClient<T = AmqpConnectionManager>(): T {
-    const client = super.createClient<AmqpConnectionManager>();
+    const client = coalesceConnectionWrites(super.createClient<AmqpConnectionManager>());
     const createChannel = client.createChannel.bind(client);
     client.createChannel = (options?: CreateChannelOpts) => createChannel({ ...options, confirm: false });
     return client as T;
