@@ -1,4 +1,5 @@
 import { Queues } from '@cars/contracts';
+import { Rng } from '@cars/datagen';
 import { createDataSource, toUsd } from '@cars/persistence';
 import { StatsModule } from '@cars/service-stats';
 import { createIsolatedDatabase, createVhost, deleteVhost } from '@cars/testing';
@@ -85,17 +86,6 @@ function expectedStats(rows: RawAuction[], scope: Scope, now: Date): unknown {
   };
 }
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const MODELS: Record<string, { name: string | null; years: [number, number]; base: number }[]> = {
   Porsche: [
     { name: '911', years: [1964, 1998], base: 90000 },
@@ -117,7 +107,8 @@ const STATUSES = ['sold', 'sold', 'sold', 'sold', 'reserve not met', 'bid to', '
 
 /** A mix of makes, models (and none), years (and none), statuses, live rows, currencies and months. */
 function generateAuctions(count: number, now: Date, seed: number, idPrefix: string): Record<string, unknown>[] {
-  const random = prng(seed);
+  const rng = new Rng(`stats-${seed}`);
+  const random = () => rng.next();
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
   const rows: Record<string, unknown>[] = [];
   for (let i = 0; i < count; i++) {

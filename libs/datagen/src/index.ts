@@ -16,3 +16,4 @@ export {
 export { writeLines, writeNdjsonFile, type WriteResult } from './write';
 export { isValidVin, vinCheckDigit } from './vin';
 export { parseDate } from './time';
+export { Rng } from './prng';
