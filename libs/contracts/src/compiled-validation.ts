@@ -108,3 +108,17 @@ export function compileValidator<T extends object>(cls: new () => T, input: Comp
     return instance as T;
   };
 }
+
+/** Compiled validators made so far, by input kind and class (null: the class has none). */
+const compiled: Record<CompiledInput, Map<new () => object, CompiledValidator<object> | null>> = { strings: new Map(), scalars: new Map() };
+
+/** The compiled validator of `cls` for `input`, made once on first use (null when it has none). */
+export function compiledValidatorFor<T extends object>(cls: new () => T, input: CompiledInput): CompiledValidator<T> | null {
+  const made = compiled[input];
+  let validator = made.get(cls);
+  if (validator === undefined) {
+    validator = compileValidator(cls, input) as CompiledValidator<object> | null;
+    made.set(cls, validator);
+  }
+  return validator as CompiledValidator<T> | null;
+}

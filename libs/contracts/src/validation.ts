@@ -1,6 +1,6 @@
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
-import { compileValidator, CompiledValidator } from './compiled-validation';
+import { compiledValidatorFor } from './compiled-validation';
 
 /** class-validator errors → SPEC.md `details`: parameter name → messages. */
 export function toValidationDetails(errors: ValidationError[], parent = ''): Record<string, string[]> {
@@ -27,21 +27,9 @@ export function validatePlain<T extends object>(cls: ClassConstructor<T>, plain:
   if (plain === null || typeof plain !== 'object' || Array.isArray(plain)) {
     return { ok: false, details: { body: ['must be an object'] } };
   }
-  const accepted = compiledFor(cls)?.(plain);
+  const accepted = compiledValidatorFor(cls as new () => T, 'scalars')?.(plain);
   if (accepted !== undefined) return { ok: true, value: accepted };
   const value = plainToInstance(cls, plain);
   const errors = validateSync(value, { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: true });
   return errors.length === 0 ? { ok: true, value } : { ok: false, details: toValidationDetails(errors) };
-}
-
-/** Each class's compiled validator of scalar members (null: it has none), made on first use. */
-const compiledValidators = new Map<ClassConstructor<object>, CompiledValidator<object> | null>();
-
-function compiledFor<T extends object>(cls: ClassConstructor<T>): CompiledValidator<T> | null {
-  let validator = compiledValidators.get(cls);
-  if (validator === undefined) {
-    validator = compileValidator(cls as new () => object, 'scalars');
-    compiledValidators.set(cls, validator);
-  }
-  return validator as CompiledValidator<T> | null;
 }

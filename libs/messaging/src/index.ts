@@ -8,4 +8,3 @@ export * from './backoff';
 export * from './consumer/batch-consumer';
 export * from './rpc-server';
 export * from './rpc-client';
-export * from './coalesced-writes';

@@ -1,5 +1,5 @@
 import { ArgumentMetadata, ValidationPipe } from '@nestjs/common';
-import { compileValidator, CompiledValidator, toValidationDetails, validationError } from '@cars/contracts';
+import { compiledValidatorFor, toValidationDetails, validationError } from '@cars/contracts';
 import { ApiException } from './api-exception';
 
 /**
@@ -9,16 +9,9 @@ import { ApiException } from './api-exception';
  * class-validator as before, which words every 400.
  */
 class GatewayValidationPipe extends ValidationPipe {
-  private readonly compiled = new Map<unknown, CompiledValidator<object> | null>();
-
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if ((metadata.type === 'query' || metadata.type === 'param') && typeof metadata.metatype === 'function') {
-      let validator = this.compiled.get(metadata.metatype);
-      if (validator === undefined) {
-        validator = compileValidator(metadata.metatype as new () => object);
-        this.compiled.set(metadata.metatype, validator);
-      }
-      const valid = validator?.(value);
+      const valid = compiledValidatorFor(metadata.metatype as new () => object, 'strings')?.(value);
       if (valid !== undefined) return valid;
     }
     return super.transform(value, metadata);
