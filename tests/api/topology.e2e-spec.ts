@@ -1,28 +1,34 @@
-import { openTestDataSource, truncate } from '@cars/testing';
+import { createDataSource } from '@cars/persistence';
+import { createIsolatedDatabase, createVhost, deleteVhost } from '@cars/testing';
 import { DataSource } from 'typeorm';
 import { request } from './support/http';
 import { AppProcess, freePort, startApp, waitForOk } from './support/processes';
 
 /**
- * The production topology: six apps as separate processes over the real RabbitMQ vhost and
- * PostgreSQL database of this run.
+ * The production topology: six apps as separate processes over a RabbitMQ vhost and a PostgreSQL
+ * database of this spec's own (the makes it seeds and the RPC queues it uses are its alone: other
+ * specs running at the same time seed makes of their own and run query services of their own).
  */
 describe('distributed topology (separate processes)', () => {
   const apps = new Map<string, AppProcess>();
   const healthPorts = new Map<string, number>();
   let gatewayUrl: string;
   let db: DataSource;
+  let database: { url: string; drop: () => Promise<void> };
+  const vhost = `${process.env.TEST_RUN_ID ?? 'cars_test'}_topology`;
+  let rabbitUrl: string;
 
   const env = (extra: Record<string, string>) => ({
-    DATABASE_URL: process.env.DATABASE_URL!,
-    RABBITMQ_URL: process.env.RABBITMQ_URL!,
+    DATABASE_URL: database.url,
+    RABBITMQ_URL: rabbitUrl,
     DATABASE_POOL_SIZE: '3',
     ...extra,
   });
 
   beforeAll(async () => {
-    db = await openTestDataSource();
-    await truncate(db, 'models', 'makes');
+    database = await createIsolatedDatabase('topology');
+    rabbitUrl = createVhost(vhost);
+    db = await createDataSource({ url: database.url, poolSize: 2 }).initialize();
     await db.query(`INSERT INTO makes (name) VALUES ('Porsche'), ('Ferrari')`);
     await db.query(`INSERT INTO models (make_id, name) SELECT id, '911' FROM makes WHERE name = 'Porsche'`);
 
@@ -40,6 +46,8 @@ describe('distributed topology (separate processes)', () => {
   afterAll(async () => {
     await Promise.all([...apps.values()].map((app) => app.stop()));
     await db?.destroy();
+    await database?.drop();
+    deleteVhost(vhost);
   });
 
   it('starts the six apps, each reporting ready', async () => {
