@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { ClientRMQ, RmqOptions } from '@nestjs/microservices';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
@@ -39,29 +40,68 @@ export class RpcClientRmq extends ClientRMQ {
   private readonly waiting = new Map<string, (message: ConsumeMessage) => void>();
   /** The wrapper's amqplib channel while it is open: requests are written to it directly. */
   private open?: Channel;
+  private closing = false;
+  private readonly log = new Logger('RpcClient');
 
   constructor(options: RmqOptions['options']) {
     super(options ?? {});
   }
 
   override createClient(): AmqpConnectionManager {
+    this.closing = false;
     return coalesceConnectionWrites(super.createClient());
   }
 
   override createChannel(): Promise<void> {
     return new Promise((resolve) => {
-      this.channel = this.client!.createChannel({
+      const wrapper = this.client!.createChannel({
         json: false,
         confirm: false,
         setup: (channel: Channel) => {
           this.open = channel;
+          // The broker closes a channel on a channel error (e.g. PRECONDITION_FAILED): without a
+          // listener amqplib's 'error' would end the process.
+          channel.on('error', (error: Error) => this.log.warn(`RPC channel error on ${this.queue}: ${error.message}`));
           channel.once('close', () => {
-            if (this.open === channel) this.open = undefined;
+            if (this.open !== channel) return;
+            this.open = undefined;
+            this.renewAfterChannelLoss();
           });
           return this.setupChannel(channel, resolve);
         },
       });
+      // A failed setup (the reply consumer refused, the queue's declaration mismatched) is emitted
+      // by the wrapper, which then waits for a reconnect that may never come: make it come.
+      wrapper.on('error', (error: Error) => {
+        this.log.warn(`RPC channel setup failed on ${this.queue}: ${error.message}; reconnecting`);
+        this.renewAfterChannelLoss();
+      });
+      this.channel = wrapper;
     });
+  }
+
+  /**
+   * The channel closed while the connection stayed up (a channel error, not a lost connection): the
+   * connection manager only opens a new channel on a new connection, so reconnect — otherwise every
+   * request would wait for its timeout on a channel that never comes back. A lost connection
+   * reconnects by itself, and a closing client not at all.
+   */
+  private renewAfterChannelLoss(): void {
+    if (this.closing) return;
+    setImmediate(() => {
+      const manager = this.client;
+      if (this.closing || !manager?.isConnected() || this.open) return;
+      try {
+        manager.reconnect();
+      } catch (error) {
+        this.log.warn(`RPC client could not reconnect: ${(error as Error).message}`);
+      }
+    });
+  }
+
+  override async close(): Promise<void> {
+    this.closing = true;
+    await super.close();
   }
 
   override async consumeChannel(channel: Channel): Promise<void> {
