@@ -122,6 +122,9 @@ describe('delivery worker', () => {
           retryJitter: 0,
           receiverTimeoutMs: 1000,
           sweepIntervalMs: 100,
+          // The circuit's backoff scaled down (30 s doubling to 10 min), so failing endpoints probe often.
+          circuitBackoffMs: 100,
+          circuitMaxBackoffMs: 400,
         }),
       ],
     })

@@ -1,11 +1,9 @@
 import 'reflect-metadata';
-import { createServer, IncomingMessage, Server } from 'node:http';
-import { AddressInfo } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createAccount } from '@cars/accounts';
-import { buildEventEnvelope, Observation } from '@cars/contracts';
+import { buildEventEnvelope } from '@cars/contracts';
 import { createDataSource, DatabaseModule } from '@cars/persistence';
 import { DeliveryModule } from '@cars/service-delivery';
 import { migrateAndLoadReference, ObservationProcessor } from '@cars/service-change-detector';
@@ -15,6 +13,7 @@ import { Pool } from 'undici';
 import { ownCpuMs, processesCpuMs } from '../common/cpu';
 import { commandLine, integerFlag, numberFlag, parseFlags } from '../common/args';
 import { summarize } from '../common/latency';
+import { ConsumerLikeBatches, observation, Receiver, startReceiver, until } from '../common/delivery-path';
 
 /**
  * Delivery benchmark:
@@ -53,47 +52,6 @@ const NAME = 'cars_bench_delivery';
 const CONNECTIONS = 10;
 const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 
-interface Receiver {
-  url: string;
-  server: Server;
-  /** webhook-id → when its request's headers arrived (ms, performance clock). */
-  arrivals: Map<string, number>;
-  count: number;
-  onCount?: () => void;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver = { arrivals: new Map<string, number>(), count: 0 } as Receiver;
-  receiver.server = createServer((req: IncomingMessage, res) => {
-    const at = performance.now();
-    const id = String(req.headers['webhook-id'] ?? '');
-    req.resume();
-    req.on('end', () => {
-      if (id && !receiver.arrivals.has(id)) receiver.arrivals.set(id, at);
-      receiver.count += 1;
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-      receiver.onCount?.();
-    });
-  });
-  receiver.server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
-  receiver.url = `http://127.0.0.1:${(receiver.server.address() as AddressInfo).port}/hook`;
-  return receiver;
-}
-
-function until(receiver: Receiver, count: number): Promise<number> {
-  return new Promise((resolve) => {
-    const check = () => {
-      if (receiver.count >= count) {
-        receiver.onCount = undefined;
-        resolve(performance.now());
-      }
-    };
-    receiver.onCount = check;
-    check();
-  });
-}
-
 /** CPU time per request (µs) of this process and of the PostgreSQL server over a run. */
 interface CpuShare {
   own: number;
@@ -127,81 +85,6 @@ async function baseline(receiver: Receiver, body: string, secret: string): Promi
   await pool.close();
   if (receiver.count - start !== N) throw new Error('baseline lost requests');
   return N / elapsed;
-}
-
-function observation(i: number): Observation {
-  return {
-    source: 'bringatrailer',
-    source_auction_id: `bench-${i}`,
-    observed_at: new Date().toISOString(),
-    auction: {
-      url: `https://bringatrailer.com/listing/bench-${i}`,
-      title: `1973 Porsche 911 Carrera RS ${i}`,
-      status: 'active',
-      price: 100000 + i,
-      currency: 'USD',
-      year: 1973,
-      make: 'Porsche',
-      model: '911 Carrera RS',
-      auction_end_at: '2026-12-01T19:00:00',
-      auction_end_date: '2026-12-01',
-      bid_count: 1,
-      sale_type: 'auction',
-      price_type: 'bid',
-    },
-    bids: [],
-  } as unknown as Observation;
-}
-
-/**
- * Hands observations to the processor as the change-detector's consumer does: the first one of a
- * batch waits at most `maxWaitMs` for company, a batch is one transaction, `concurrency` at a time.
- */
-class ConsumerLikeBatches {
-  private waiting: Observation[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private running = 0;
-  private readonly settled = new Set<Promise<void>>();
-
-  constructor(
-    private readonly processor: ObservationProcessor,
-    private readonly onCommitted: (observation: Observation) => void,
-    private readonly maxWaitMs = 5,
-    private readonly batchSize = 1000,
-    private readonly concurrency = 2,
-  ) {}
-
-  submit(observation: Observation): void {
-    this.waiting.push(observation);
-    if (this.waiting.length >= this.batchSize) this.start();
-    else this.timer ??= setTimeout(() => this.start(), this.maxWaitMs);
-  }
-
-  private start(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    while (this.running < this.concurrency && this.waiting.length > 0) {
-      const batch = this.waiting.splice(0, this.batchSize);
-      this.running += 1;
-      const done = this.processor.processBatch(batch).then(() => {
-        for (const observation of batch) this.onCommitted(observation);
-      });
-      this.settled.add(done);
-      void done.finally(() => {
-        this.settled.delete(done);
-        this.running -= 1;
-        if (this.waiting.length > 0) this.start();
-      });
-    }
-  }
-
-  /** Resolves once everything submitted is committed. */
-  async idle(): Promise<void> {
-    while (this.waiting.length > 0 || this.settled.size > 0) {
-      if (this.waiting.length > 0 && this.running < this.concurrency) this.start();
-      await Promise.race([...this.settled, new Promise((resolve) => setTimeout(resolve, this.maxWaitMs))]);
-    }
-  }
 }
 
 async function main(): Promise<void> {

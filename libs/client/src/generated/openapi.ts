@@ -1413,6 +1413,21 @@ export interface components {
              * @description When the oldest open delivery was created.
              */
             oldest_pending_at: string | null;
+            /**
+             * @description The endpoint's circuit: `closed` (delivering), `open` (it kept failing: its deliveries wait, using no attempt, until `circuit_retry_at`), `half_open` (one probe attempt in flight).
+             * @enum {string}
+             */
+            circuit: "closed" | "open" | "half_open";
+            /**
+             * Format: date-time
+             * @description While `open`: when the probe attempt is due.
+             */
+            circuit_retry_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the circuit opened; null while `closed`.
+             */
+            circuit_opened_at: string | null;
         };
         WebhookSubscriptionDto: {
             /** @example whe_3f0c6a0e-7f7e-4b8e-9d7a-2b1c4e5f6a7b */

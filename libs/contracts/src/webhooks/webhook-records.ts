@@ -43,7 +43,19 @@ export interface WebhookHealth {
   /** Deliveries `pending` or `sending`. */
   pending_deliveries: number;
   oldest_pending_at: string | null;
+  /**
+   * The endpoint's circuit: `closed` (delivering), `open` (it kept failing: its deliveries wait,
+   * using no attempt, until `circuit_retry_at`), `half_open` (one probe attempt in flight).
+   */
+  circuit: WebhookCircuitState;
+  /** While `open`: when the probe attempt is due. Null otherwise. */
+  circuit_retry_at: string | null;
+  /** When the circuit opened (it stays set while it reopens after failed probes); null when `closed`. */
+  circuit_opened_at: string | null;
 }
+
+export const WEBHOOK_CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const;
+export type WebhookCircuitState = (typeof WEBHOOK_CIRCUIT_STATES)[number];
 
 export const DELIVERY_STATUSES = ['pending', 'sending', 'succeeded', 'failed', 'canceled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

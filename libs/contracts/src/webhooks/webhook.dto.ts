@@ -11,6 +11,8 @@ import {
   DeliveryErrorCode,
   DeliveryStatus,
   DeliveryWaitingReason,
+  WEBHOOK_CIRCUIT_STATES,
+  WebhookCircuitState,
   WebhookDelivery,
   WebhookFilters,
   WebhookHealth,
@@ -72,6 +74,19 @@ export class WebhookHealthDto implements WebhookHealth {
 
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the oldest open delivery was created.' })
   oldest_pending_at: string | null;
+
+  @ApiProperty({
+    enum: WEBHOOK_CIRCUIT_STATES,
+    description:
+      'The endpoint\'s circuit: `closed` (delivering), `open` (it kept failing: its deliveries wait, using no attempt, until `circuit_retry_at`), `half_open` (one probe attempt in flight).',
+  })
+  circuit: WebhookCircuitState;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'While `open`: when the probe attempt is due.' })
+  circuit_retry_at: string | null;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'When the circuit opened; null while `closed`.' })
+  circuit_opened_at: string | null;
 }
 
 export class WebhookSubscriptionDto implements WebhookSubscription {

@@ -14,6 +14,7 @@ import { DeliveryWorker1764700000000 } from './1764700000000-DeliveryWorker';
 import { DeliveryHealthIndex1764710000000 } from './1764710000000-DeliveryHealthIndex';
 import { EventListedMake1764720000000 } from './1764720000000-EventListedMake';
 import { AccountArea1764800000000 } from './1764800000000-AccountArea';
+import { DeliveryFairness1764910000000 } from './1764910000000-DeliveryFairness';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   DeliveryHealthIndex1764710000000,
   EventListedMake1764720000000,
   AccountArea1764800000000,
+  DeliveryFairness1764910000000,
 ];

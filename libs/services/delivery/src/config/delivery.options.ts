@@ -30,8 +30,23 @@ export interface DeliveryOptions {
   sweepIntervalMs?: number;
   /** Attempts in flight per worker process (default 64). */
   concurrency?: number;
-  /** Attempts in flight per endpoint per worker process (default 10). */
+  /**
+   * Attempts in flight per endpoint per worker process (default 10) while its last attempt
+   * succeeded; an endpoint whose last attempt failed gets one at a time until one succeeds.
+   */
   perEndpointConcurrency?: number;
+  /**
+   * Attempts in flight per account per worker process, all its endpoints together (default 16, a
+   * quarter of the default `concurrency`): one account's slow or dead receivers cannot hold the
+   * slots every other account's deliveries need.
+   */
+  accountConcurrency?: number;
+  /** Failed attempts in a row that open an endpoint's circuit (default 5). */
+  circuitFailures?: number;
+  /** How long a circuit stays open before its probe, ms (default 30 s), doubled at each reopening… */
+  circuitBackoffMs?: number;
+  /** …up to this, ms (default 10 min). */
+  circuitMaxBackoffMs?: number;
   /** Events fanned out per transaction (default 500). */
   fanOutBatchSize?: number;
   /** How often terminal deliveries and events older than 30 days are removed (default 1 h). */
@@ -67,6 +82,10 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
     sweepIntervalMs: options.sweepIntervalMs ?? 1_000,
     concurrency: options.concurrency ?? 64,
     perEndpointConcurrency: options.perEndpointConcurrency ?? 10,
+    accountConcurrency: options.accountConcurrency ?? 16,
+    circuitFailures: options.circuitFailures ?? 5,
+    circuitBackoffMs: options.circuitBackoffMs ?? 30_000,
+    circuitMaxBackoffMs: Math.max(options.circuitMaxBackoffMs ?? 600_000, options.circuitBackoffMs ?? 30_000),
     fanOutBatchSize: options.fanOutBatchSize ?? 500,
     retentionIntervalMs: options.retentionIntervalMs ?? 3_600_000,
   };

@@ -4,9 +4,10 @@ import { commitUsage, getUsage, pgRunner, planInForce, releaseUsage, Reservation
 import { EventTypes } from '@cars/contracts';
 import { PG_POOL, withTransaction } from '@cars/persistence';
 import { Pool, PoolClient } from 'pg';
-import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
-import { interruptedAttempts } from '../metrics/delivery.metrics';
+import { DELIVERY_OPTIONS, PREFETCH_FACTOR, ResolvedDeliveryOptions } from '../config/delivery.options';
+import { circuitOpens, interruptedAttempts } from '../metrics/delivery.metrics';
 import { AttemptOutcome } from './attempt-outcome';
+import { afterAttempts, AttemptTally, CircuitPolicy, CircuitState } from './circuit';
 import { delaysInSeconds, nextAttemptSql } from './schedule';
 
 /** A delivery claimed for one attempt: what is sent, and the lease that lets only this worker record it. */
@@ -25,6 +26,24 @@ export interface ClaimedDelivery {
   leaseToken: string;
   /** The unit of allowance held for this attempt (real events only). */
   reservation: Reservation | null;
+  /** The one attempt a half-open circuit lets through: its outcome closes or reopens the circuit. */
+  probe: boolean;
+  /** Attempts the endpoint may have in flight: the full cap, or one while it is failing. */
+  inFlightCap: number;
+}
+
+/** What this worker already holds (queued or in flight), per endpoint and per account. */
+export interface Holdings {
+  endpoints: ReadonlyMap<string, number>;
+  accounts: ReadonlyMap<string, number>;
+}
+
+/** What recording a batch came to. */
+export interface Recorded {
+  /** Deliveries recorded (a lost lease means the sweep took the delivery and its unit back). */
+  ids: Set<string>;
+  /** Endpoints whose circuit is open after the batch: their queued deliveries go back unsent. */
+  openCircuits: Set<string>;
 }
 
 interface ClaimRow {
@@ -39,6 +58,8 @@ interface ClaimRow {
   secret_key_id: string;
   previous_ciphertext: string | null;
   previous_key_id: string | null;
+  probe: boolean;
+  failing: boolean;
 }
 
 /**
@@ -49,12 +70,14 @@ interface ClaimRow {
 @Injectable()
 export class DeliveryStore {
   private readonly delays: number[];
+  private readonly circuitPolicy: CircuitPolicy;
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(DELIVERY_OPTIONS) private readonly options: ResolvedDeliveryOptions,
   ) {
     this.delays = delaysInSeconds(options.retryDelaysMs);
+    this.circuitPolicy = { failures: options.circuitFailures, backoffMs: options.circuitBackoffMs, maxBackoffMs: options.circuitMaxBackoffMs };
   }
 
   /**
@@ -67,28 +90,89 @@ export class DeliveryStore {
   }
 
   /**
-   * Claims up to `limit` due deliveries of enabled endpoints (oldest due first; rows another worker
-   * holds are skipped), reserves a unit of allowance for each real event, and leases them as
-   * `sending`. A delivery whose account has no allowance left waits (`waiting_reason: "allowance"`)
-   * without using an attempt.
+   * Claims up to `limit` due deliveries fairly, reserves a unit of allowance for each real event,
+   * and leases them as `sending`:
+   * - per endpoint, a short index range (`webhook_deliveries_fair_idx`): its due first attempts
+   *   before its due retries, oldest first, up to what the endpoint may hold — the full prefetch
+   *   (`perEndpointConcurrency` × `PREFETCH_FACTOR`) while its last attempt succeeded, one while it
+   *   is failing — less what this worker already holds of it;
+   * - endpoints take turns: every endpoint's first pick before anyone's second, first attempts
+   *   before retries across endpoints, so a fresh delivery of a quiet endpoint is in the next claim
+   *   whatever the backlog of others;
+   * - an account gets at most `accountConcurrency` × `PREFETCH_FACTOR`, less what it holds here;
+   * - an endpoint whose circuit is open is skipped; once its backoff is over, one worker takes the
+   *   probe (the circuit turns `half_open`, leased like an attempt) and claims one delivery.
+   * Rows another worker holds are skipped. A delivery whose account has no allowance left waits
+   * (`waiting_reason: "allowance"`) without using an attempt; so does every delivery of an endpoint
+   * whose circuit is open.
    */
-  async claim(limit: number, saturated: readonly string[]): Promise<ClaimedDelivery[]> {
+  async claim(limit: number, held: Holdings = { endpoints: new Map(), accounts: new Map() }): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
+    const prefetch = this.options.perEndpointConcurrency * PREFETCH_FACTOR;
+    const accountShare = this.options.accountConcurrency * PREFETCH_FACTOR;
+    const heldEndpoints = [...held.endpoints];
+    const heldAccounts = [...held.accounts];
     return this.transaction(async (client) => {
+      const { rows: probing } = await client.query<{ id: string }>(
+        `WITH due AS (
+           SELECT s.id FROM webhook_subscriptions s
+            WHERE s.circuit_state <> 'closed' AND s.circuit_open_until <= now() AND s.enabled
+              AND NOT (s.id = ANY($2::uuid[]))
+              AND EXISTS (SELECT 1 FROM webhook_deliveries d
+                           WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now())
+            FOR NO KEY UPDATE SKIP LOCKED
+         )
+         UPDATE webhook_subscriptions AS s
+            SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $1::float8)
+           FROM due WHERE s.id = due.id
+         RETURNING s.id`,
+        [this.options.leaseMs / 1000, heldEndpoints.map(([id]) => id)],
+      );
       const { rows } = await client.query<ClaimRow>(
-        `SELECT d.id, d.subscription_id, d.account_id, d.event_id, d.event_type, d.payload, s.url,
-                s.secret_ciphertext, s.secret_key_id,
-                CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_ciphertext END AS previous_ciphertext,
-                CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_key_id END AS previous_key_id
-           FROM webhook_deliveries d
-           JOIN webhook_subscriptions s ON s.id = d.subscription_id AND s.enabled
-          WHERE d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
-            AND NOT (d.subscription_id = ANY($2::uuid[]))
-          ORDER BY d.next_attempt_at, d.created_at, d.id
-          LIMIT $1
-          FOR UPDATE OF d SKIP LOCKED
-          FOR KEY SHARE OF s SKIP LOCKED`,
-        [limit, saturated],
+        `WITH candidates AS (
+           SELECT c.id, s.id AS subscription_id, s.account_id, c.event_id, c.event_type, c.payload, c.attempts > 0 AS retry,
+                  c.next_attempt_at, s.url, s.secret_ciphertext, s.secret_key_id,
+                  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_ciphertext END AS previous_ciphertext,
+                  CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_key_id END AS previous_key_id,
+                  s.id = ANY($2::uuid[]) AS probe,
+                  s.consecutive_failures > 0 OR s.id = ANY($2::uuid[]) AS failing
+             FROM webhook_subscriptions s
+             LEFT JOIN unnest($3::uuid[], $4::int[]) AS h(id, n) ON h.id = s.id
+            CROSS JOIN LATERAL (
+              SELECT d.id, d.event_id, d.event_type, d.payload, d.attempts, d.next_attempt_at
+                FROM webhook_deliveries d
+               WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
+               ORDER BY d.attempts > 0, d.next_attempt_at
+               LIMIT least($1::int, CASE WHEN s.id = ANY($2::uuid[]) THEN 1
+                                         WHEN s.consecutive_failures > 0 THEN greatest(0, 1 - coalesce(h.n, 0))
+                                         ELSE greatest(0, $5::int - coalesce(h.n, 0)) END)
+               FOR UPDATE OF d SKIP LOCKED
+            ) c
+            WHERE s.enabled AND (s.circuit_state = 'closed' OR s.id = ANY($2::uuid[]))
+         ), turns AS (
+           SELECT c.*, row_number() OVER (PARTITION BY c.subscription_id ORDER BY c.retry, c.next_attempt_at, c.id) AS turn
+             FROM candidates c
+         ), shares AS (
+           SELECT t.*, row_number() OVER (PARTITION BY t.account_id ORDER BY t.retry, t.turn, t.next_attempt_at, t.id) AS share
+             FROM turns t
+         )
+         SELECT x.id, x.subscription_id, x.account_id, x.event_id, x.event_type, x.payload, x.url, x.secret_ciphertext,
+                x.secret_key_id, x.previous_ciphertext, x.previous_key_id, x.probe, x.failing
+           FROM shares x
+           LEFT JOIN unnest($6::uuid[], $7::int[]) AS a(id, n) ON a.id = x.account_id
+          WHERE x.share <= $8::int - coalesce(a.n, 0)
+          ORDER BY x.retry, x.turn, x.next_attempt_at, x.id
+          LIMIT $1`,
+        [
+          limit,
+          probing.map((row) => row.id),
+          heldEndpoints.map(([id]) => id),
+          heldEndpoints.map(([, n]) => n),
+          prefetch,
+          heldAccounts.map(([id]) => id),
+          heldAccounts.map(([, n]) => n),
+          accountShare,
+        ],
       );
       if (rows.length === 0) return [];
       // One reservation per account for all its claimed rows when there is room; near the end of
@@ -138,6 +222,8 @@ export class DeliveryStore {
             row.previous_ciphertext && row.previous_key_id ? { ciphertext: row.previous_ciphertext, keyId: row.previous_key_id } : null,
           leaseToken: randomUUID(),
           reservation,
+          probe: row.probe,
+          inFlightCap: row.failing ? 1 : this.options.perEndpointConcurrency,
         });
       }
       if (waiting.length > 0) {
@@ -169,11 +255,13 @@ export class DeliveryStore {
    * Records attempts' outcomes, many in one transaction — only those whose lease this worker still
    * holds. Success commits the unit held (charged once); failure releases it and schedules the
    * next attempt, or ends the delivery `failed` after the last one of its budget; a failure on an
-   * endpoint paused meanwhile ends it `canceled`. Endpoint health follows. Returns the ids
-   * recorded (a lost lease means the sweep took the delivery and its unit back).
+   * endpoint paused meanwhile ends it `canceled`. Endpoint health and circuits follow, in the same
+   * transaction: `circuitFailures` failed attempts in a row open an endpoint's circuit for
+   * `circuitBackoffMs`; a failed probe reopens it for twice as long as the last time (up to
+   * `circuitMaxBackoffMs`); a success closes it.
    */
-  async record(results: readonly { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<Set<string>> {
-    if (results.length === 0) return new Set();
+  async record(results: readonly { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<Recorded> {
+    if (results.length === 0) return { ids: new Set(), openCircuits: new Set() };
     return this.transaction(async (client) => {
       const { rows } = await client.query<{ id: string }>(
         `UPDATE webhook_deliveries AS d
@@ -208,48 +296,68 @@ export class DeliveryStore {
       const recorded = new Set(rows.map((row) => row.id));
       const mine = results.filter((r) => recorded.has(r.delivery.id));
 
-      // The units held: committed for successes, released for failures, per account and period
-      // (in a fixed order, so concurrent batches take the ledger rows in the same order).
-      const units = new Map<string, { reservation: Reservation; commit: number; release: number }>();
-      for (const { delivery, outcome } of mine) {
-        if (!delivery.reservation) continue;
-        const key = `${delivery.reservation.accountId}|${delivery.reservation.period}`;
-        const entry = units.get(key) ?? { reservation: delivery.reservation, commit: 0, release: 0 };
-        if (outcome.succeeded) entry.commit += 1;
-        else entry.release += 1;
-        units.set(key, entry);
-      }
-      for (const [, { reservation, commit, release }] of [...units].sort(([a], [b]) => a.localeCompare(b))) {
-        if (commit > 0) await commitUsage(pgRunner(client), { ...reservation, units: commit });
-        if (release > 0) await releaseUsage(pgRunner(client), { ...reservation, units: release });
-      }
+      await settleUnits(client, mine.map((r) => ({ reservation: r.delivery.reservation, commit: r.outcome.succeeded })));
 
-      // Endpoint health: failures since the last success, and when each last happened.
-      const health = new Map<string, { succeeded: number; failed: number; tail: number }>();
+      // Endpoint health: failures since the last success, and when each last happened; the circuit.
+      const health = new Map<string, AttemptTally>();
       for (const { delivery, outcome } of mine) {
-        const h = health.get(delivery.subscriptionId) ?? { succeeded: 0, failed: 0, tail: 0 };
+        const h = health.get(delivery.subscriptionId) ?? { succeeded: 0, failed: 0, tail: 0, probeFailed: false };
         if (outcome.succeeded) {
           h.succeeded += 1;
           h.tail = 0;
         } else {
           h.failed += 1;
           h.tail += 1;
+          if (delivery.probe) h.probeFailed = true;
         }
         health.set(delivery.subscriptionId, h);
       }
       const ids = [...health.keys()].sort();
+      const openCircuits = new Set<string>();
       if (ids.length > 0) {
+        // Locked in id order (concurrent batches take them in the same order), read as committed.
+        const { rows: before } = await client.query<{ id: string; consecutive_failures: number; circuit_state: CircuitState; circuit_opens: number }>(
+          `SELECT id, consecutive_failures, circuit_state, circuit_opens FROM webhook_subscriptions
+            WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`,
+          [ids],
+        );
+        const after = before.map((row) => ({
+          id: row.id,
+          tally: health.get(row.id)!,
+          ...afterAttempts(
+            { consecutiveFailures: row.consecutive_failures, state: row.circuit_state, opens: row.circuit_opens },
+            health.get(row.id)!,
+            this.circuitPolicy,
+          ),
+        }));
         await client.query(
           `UPDATE webhook_subscriptions AS s
-              SET consecutive_failures = CASE WHEN h.succeeded > 0 THEN h.tail ELSE s.consecutive_failures + h.failed END,
-                  last_success_at = CASE WHEN h.succeeded > 0 THEN now() ELSE s.last_success_at END,
-                  last_failure_at = CASE WHEN h.failed > 0 THEN now() ELSE s.last_failure_at END
-             FROM (SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::int[]) AS x(id, succeeded, failed, tail) ORDER BY id) AS h
-            WHERE s.id = h.id`,
-          [ids, ids.map((id) => health.get(id)!.succeeded), ids.map((id) => health.get(id)!.failed), ids.map((id) => health.get(id)!.tail)],
+              SET consecutive_failures = u.failures,
+                  last_success_at = CASE WHEN u.succeeded THEN now() ELSE s.last_success_at END,
+                  last_failure_at = CASE WHEN u.failed THEN now() ELSE s.last_failure_at END,
+                  circuit_state = u.state,
+                  circuit_open_until = CASE WHEN u.open_for IS NOT NULL THEN now() + make_interval(secs => u.open_for)
+                                            WHEN u.state = 'closed' THEN NULL ELSE s.circuit_open_until END,
+                  circuit_opened_at = CASE WHEN u.state = 'closed' THEN NULL
+                                           WHEN u.open_for IS NOT NULL THEN coalesce(s.circuit_opened_at, now()) ELSE s.circuit_opened_at END,
+                  circuit_opens = u.opens
+             FROM unnest($1::uuid[], $2::int[], $3::boolean[], $4::boolean[], $5::text[], $6::float8[], $7::int[])
+                    AS u(id, failures, succeeded, failed, state, open_for, opens)
+            WHERE s.id = u.id`,
+          [
+            after.map((c) => c.id),
+            after.map((c) => c.consecutiveFailures),
+            after.map((c) => c.tally.succeeded > 0),
+            after.map((c) => c.tally.failed > 0),
+            after.map((c) => c.state),
+            after.map((c) => (c.openForMs === null ? null : c.openForMs / 1000)),
+            after.map((c) => c.opens),
+          ],
         );
+        for (const c of after) if (c.state !== 'closed') openCircuits.add(c.id);
+        circuitOpens.inc(after.filter((c) => c.openForMs !== null).length);
       }
-      return recorded;
+      return { ids: recorded, openCircuits };
     });
   }
 
@@ -266,8 +374,18 @@ export class DeliveryStore {
         [deliveries.map((d) => d.id), deliveries.map((d) => d.leaseToken)],
       );
       const back = new Set(rows.map((row) => row.id));
-      for (const delivery of deliveries) {
-        if (back.has(delivery.id) && delivery.reservation) await releaseUsage(pgRunner(client), delivery.reservation);
+      await settleUnits(
+        client,
+        deliveries.filter((d) => back.has(d.id)).map((d) => ({ reservation: d.reservation, commit: false })),
+      );
+      // A probe never sent: the circuit is open again, its probe due at once.
+      const probes = deliveries.filter((d) => d.probe && back.has(d.id)).map((d) => d.subscriptionId);
+      if (probes.length > 0) {
+        await client.query(
+          `UPDATE webhook_subscriptions SET circuit_state = 'open', circuit_open_until = now()
+            WHERE id = ANY($1::uuid[]) AND circuit_state = 'half_open'`,
+          [probes],
+        );
       }
     });
   }
@@ -381,5 +499,25 @@ export class DeliveryStore {
       `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending' AND waiting_reason IS NULL AND next_attempt_at <= now()`,
     );
     return rows[0].n;
+  }
+}
+
+/**
+ * The units held by attempts: committed (success) or released, summed per account and period and
+ * taken in a fixed order, so concurrent batches take the ledger rows in the same order.
+ */
+async function settleUnits(client: PoolClient, held: readonly { reservation: Reservation | null; commit: boolean }[]): Promise<void> {
+  const units = new Map<string, { reservation: Reservation; commit: number; release: number }>();
+  for (const { reservation, commit } of held) {
+    if (!reservation) continue;
+    const key = `${reservation.accountId}|${reservation.period}`;
+    const entry = units.get(key) ?? { reservation, commit: 0, release: 0 };
+    if (commit) entry.commit += 1;
+    else entry.release += 1;
+    units.set(key, entry);
+  }
+  for (const [, { reservation, commit, release }] of [...units].sort(([a], [b]) => a.localeCompare(b))) {
+    if (commit > 0) await commitUsage(pgRunner(client), { ...reservation, units: commit });
+    if (release > 0) await releaseUsage(pgRunner(client), { ...reservation, units: release });
   }
 }

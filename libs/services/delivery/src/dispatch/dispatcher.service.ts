@@ -11,23 +11,37 @@ import { Sender } from './sender';
 const RECORD_BATCH = 500;
 
 interface Endpoint {
+  accountId: string;
   queue: ClaimedDelivery[];
+  active: number;
+  /** Attempts it may have in flight: the full cap, or one while it is failing. */
+  cap: number;
+}
+
+interface Account {
+  /** Deliveries of its endpoints queued or in flight here. */
+  held: number;
   active: number;
 }
 
 /**
- * Claims due deliveries and sends them. At most `concurrency` attempts in flight per process and
- * `perEndpointConcurrency` per endpoint, so one slow receiver cannot starve the others; claims run
- * ahead by a few rounds per endpoint (`PREFETCH_FACTOR`), queued here under their lease, so the
- * database is asked once per batch rather than once per attempt. Woken by new deliveries,
- * retries and finished attempts; the sweep wakes it too.
+ * Claims due deliveries (fairly across endpoints and accounts: see `DeliveryStore.claim`) and
+ * sends them. At most `concurrency` attempts in flight per process, `accountConcurrency` per
+ * account and `perEndpointConcurrency` per endpoint — one while the endpoint is failing — so slow
+ * or dead receivers cannot starve the others; claims run ahead by a few rounds per endpoint
+ * (`PREFETCH_FACTOR`), queued here under their lease, so the database is asked once per batch
+ * rather than once per attempt. A failed attempt hands the endpoint's queue back unsent (no
+ * attempt used), and so does its circuit opening. Woken by new deliveries, retries and finished
+ * attempts; the sweep wakes it too.
  */
 @Injectable()
 export class Dispatcher {
   private readonly logger = new Logger('Dispatcher');
   private readonly cipher: SecretCipher;
   private readonly endpoints = new Map<string, Endpoint>();
+  private readonly accounts = new Map<string, Account>();
   private readonly attempts = new Set<Promise<void>>();
+  private readonly handingBack = new Set<Promise<void>>();
   private held = 0;
   private active = 0;
   private pumping: Promise<void> | null = null;
@@ -69,13 +83,35 @@ export class Dispatcher {
   async drain(): Promise<void> {
     this.stopped = true;
     await this.pumping;
-    const unsent = [...this.endpoints.values()].flatMap((endpoint) => endpoint.queue.splice(0));
-    this.held -= unsent.length;
-    await this.store.unclaim(unsent).catch((error: unknown) => {
-      this.logger.warn(`handing back ${unsent.length} claimed deliveries failed; their leases expire: ${errorMessage(error)}`);
-    });
+    for (const [id, endpoint] of this.endpoints) this.handBack(id, endpoint);
     await Promise.all([...this.attempts]);
     await this.recording;
+    await Promise.all([...this.handingBack]);
+  }
+
+  /** The endpoint's queued deliveries go back to the schedule unsent: no attempt used, units released. */
+  private handBack(id: string, endpoint: Endpoint): void {
+    const unsent = endpoint.queue.splice(0);
+    if (unsent.length === 0) return;
+    this.held -= unsent.length;
+    this.release(endpoint.accountId, unsent.length);
+    this.forgetIfIdle(id, endpoint);
+    const done = this.store.unclaim(unsent).catch((error: unknown) => {
+      this.logger.warn(`handing back ${unsent.length} claimed deliveries failed; their leases expire: ${errorMessage(error)}`);
+    });
+    this.handingBack.add(done);
+    void done.finally(() => this.handingBack.delete(done));
+  }
+
+  private release(accountId: string, n: number): void {
+    const account = this.accounts.get(accountId);
+    if (!account) return;
+    account.held -= n;
+    if (account.held <= 0) this.accounts.delete(accountId);
+  }
+
+  private forgetIfIdle(id: string, endpoint: Endpoint): void {
+    if (endpoint.active === 0 && endpoint.queue.length === 0 && this.endpoints.get(id) === endpoint) this.endpoints.delete(id);
   }
 
   private runningLow(): boolean {
@@ -89,13 +125,15 @@ export class Dispatcher {
     do {
       this.again = false;
       for (;;) {
-        const perEndpoint = this.options.perEndpointConcurrency * PREFETCH_FACTOR;
         const room = this.options.concurrency * PREFETCH_FACTOR - this.held;
         if (room <= 0 || this.stopped) break;
-        const saturated = [...this.endpoints].filter(([, e]) => e.queue.length + e.active >= perEndpoint).map(([id]) => id);
+        const held = {
+          endpoints: new Map([...this.endpoints].map(([id, e]) => [id, e.queue.length + e.active])),
+          accounts: new Map([...this.accounts].map(([id, a]) => [id, a.held])),
+        };
         let claimed: ClaimedDelivery[];
         try {
-          claimed = await this.store.claim(room, saturated);
+          claimed = await this.store.claim(room, held);
         } catch (error) {
           this.logger.warn(`claiming deliveries failed, retried at the next wake-up: ${errorMessage(error)}`);
           return;
@@ -109,28 +147,50 @@ export class Dispatcher {
   private enqueue(delivery: ClaimedDelivery): void {
     let endpoint = this.endpoints.get(delivery.subscriptionId);
     if (!endpoint) {
-      endpoint = { queue: [], active: 0 };
+      endpoint = { accountId: delivery.accountId, queue: [], active: 0, cap: delivery.inFlightCap };
       this.endpoints.set(delivery.subscriptionId, endpoint);
     }
+    endpoint.cap = delivery.inFlightCap;
     endpoint.queue.push(delivery);
     this.held += 1;
+    const account = this.accounts.get(delivery.accountId) ?? { held: 0, active: 0 };
+    account.held += 1;
+    this.accounts.set(delivery.accountId, account);
     this.drive(delivery.subscriptionId, endpoint);
   }
 
-  /** Starts what the endpoint's and the process's caps allow. */
+  /** Starts what the endpoint's, its account's and the process's caps allow. */
   private drive(id: string, endpoint: Endpoint): void {
-    while (endpoint.queue.length > 0 && endpoint.active < this.options.perEndpointConcurrency && this.active < this.options.concurrency) {
+    const account = this.accounts.get(endpoint.accountId);
+    if (!account) return;
+    while (
+      endpoint.queue.length > 0 &&
+      endpoint.active < endpoint.cap &&
+      account.active < this.options.accountConcurrency &&
+      this.active < this.options.concurrency
+    ) {
       const delivery = endpoint.queue.shift()!;
       endpoint.active += 1;
+      account.active += 1;
       this.active += 1;
       // The slot is free once the receiver has answered; the outcome is recorded with the next batch.
       const attempt = this.attempt(delivery).then((outcome) => {
         if (outcome) countAttempt(outcome);
         endpoint.active -= 1;
+        account.active -= 1;
         this.active -= 1;
         this.held -= 1;
-        if (endpoint.active === 0 && endpoint.queue.length === 0) this.endpoints.delete(id);
-        // This endpoint first, then any other waiting on the process cap.
+        this.release(endpoint.accountId, 1);
+        // A failing endpoint gets one attempt at a time (what it had queued goes back unsent); a
+        // success gives it the full cap again.
+        if (outcome && !outcome.succeeded) {
+          endpoint.cap = 1;
+          this.handBack(id, endpoint);
+        } else if (outcome) {
+          endpoint.cap = this.options.perEndpointConcurrency;
+        }
+        this.forgetIfIdle(id, endpoint);
+        // This endpoint first, then any other waiting on the process or account cap.
         this.drive(id, endpoint);
         for (const [otherId, other] of this.endpoints) if (other.queue.length > 0) this.drive(otherId, other);
         this.wake(true);
@@ -174,7 +234,11 @@ export class Dispatcher {
       while (this.unrecorded.length > 0) {
         const batch = this.unrecorded.splice(0, RECORD_BATCH);
         try {
-          await this.store.record(batch.map((entry) => entry.result));
+          const { openCircuits } = await this.store.record(batch.map((entry) => entry.result));
+          for (const id of openCircuits) {
+            const endpoint = this.endpoints.get(id);
+            if (endpoint) this.handBack(id, endpoint);
+          }
         } catch (error) {
           // Still `sending` with their leases: the sweep counts them as interrupted and retries them.
           this.logger.warn(`recording ${batch.length} attempt(s) failed; their lease expiry retries them: ${errorMessage(error)}`);

@@ -3,6 +3,7 @@ import { ageSeconds, counter, gauge, histogram, LATENCY_BUCKETS } from '@cars/me
 import { PG_POOL } from '@cars/persistence';
 import { Pool } from 'pg';
 import type { AttemptOutcome } from '../dispatch/attempt-outcome';
+import { CIRCUIT_STATES } from '../dispatch/circuit';
 
 /** Attempts by outcome (`succeeded`, `failed`) and error code (`none` on success): what receivers answered. */
 export const deliveryAttempts = counter({
@@ -22,6 +23,12 @@ export const attemptDuration = histogram({
 export const interruptedAttempts = counter({
   name: 'webhook_delivery_attempts_interrupted_total',
   help: 'Attempts whose lease expired (their worker stopped mid-attempt), returned to the schedule by a sweep.',
+});
+
+/** Endpoint circuits opened (or reopened after a failed probe): endpoints backed off as a whole. */
+export const circuitOpens = counter({
+  name: 'webhook_endpoint_circuit_opens_total',
+  help: 'Endpoint circuits opened after failed attempts in a row, or reopened after a failed probe.',
 });
 
 export function countAttempt(outcome: AttemptOutcome): void {
@@ -55,6 +62,13 @@ const oldestPending = gauge({
   collect: collectBacklog,
 });
 
+const circuits = gauge({
+  name: 'webhook_endpoint_circuits',
+  help: 'Enabled endpoints by circuit state: closed, open (backed off, its deliveries wait), half_open (one probe in flight).',
+  labelNames: ['state'] as const,
+  collect: collectBacklog,
+});
+
 /**
  * The backlog gauges are read from the delivery rows when Prometheus scrapes (one index-backed
  * query), so every replica reports the same truth and nothing drifts between scrapes.
@@ -85,5 +99,11 @@ export class DeliveryBacklogMetrics implements OnModuleInit {
       now = row.now;
     }
     oldestPending.set(ageSeconds(oldest, now));
+    const { rows: states } = await this.pool.query<{ state: string; n: number }>(
+      `SELECT circuit_state AS state, count(*)::int AS n FROM webhook_subscriptions WHERE enabled GROUP BY 1`,
+    );
+    circuits.reset();
+    for (const state of CIRCUIT_STATES) circuits.set({ state }, 0);
+    for (const row of states) circuits.set({ state: row.state }, row.n);
   }
 }

@@ -98,6 +98,7 @@ export class DeliveriesRepository {
         WHERE subscription_id = $1 AND status = 'failed' AND created_at >= $2 AND created_at < $3`,
       [subscriptionId, since, until, DELIVERY_MAX_ATTEMPTS],
     );
+    if (rowCount) await probeNow(sql, subscriptionId);
     return rowCount ?? 0;
   }
 
@@ -110,6 +111,18 @@ export class DeliveriesRepository {
         WHERE id = $1 RETURNING ${COLUMNS}`,
       [id, maxAttempts],
     );
+    await probeNow(sql, rows[0].subscription_id);
     return rows[0];
   }
+}
+
+/**
+ * A manual retry or recovery does not wait out an open circuit: the probe is due now (a success
+ * closes the circuit and everything flows; a failure reopens it, backing off further).
+ */
+async function probeNow(sql: Sql, subscriptionId: string): Promise<void> {
+  await sql.query(
+    `UPDATE webhook_subscriptions SET circuit_open_until = now() WHERE id = $1 AND circuit_state = 'open' AND circuit_open_until > now()`,
+    [subscriptionId],
+  );
 }

@@ -18,6 +18,9 @@ export function toSubscription(row: SubscriptionRow): WebhookSubscription {
       last_failure_at: row.last_failure_at?.toISOString() ?? null,
       pending_deliveries: row.pending_deliveries,
       oldest_pending_at: row.oldest_pending_at?.toISOString() ?? null,
+      circuit: row.circuit_state,
+      circuit_retry_at: row.circuit_state === 'open' ? (row.circuit_open_until?.toISOString() ?? null) : null,
+      circuit_opened_at: row.circuit_opened_at?.toISOString() ?? null,
     },
   };
 }

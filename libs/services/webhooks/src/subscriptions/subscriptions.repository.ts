@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SubscribableEventType, WebhookFilters } from '@cars/contracts';
+import { SubscribableEventType, WebhookCircuitState, WebhookFilters } from '@cars/contracts';
 import { PG_POOL } from '@cars/persistence';
 import { Pool, PoolClient } from 'pg';
 import { SealedSecret } from '../config/secret-box';
@@ -24,11 +24,14 @@ export interface SubscriptionRow {
   last_failure_at: Date | null;
   pending_deliveries: number;
   oldest_pending_at: Date | null;
+  circuit_state: WebhookCircuitState;
+  circuit_open_until: Date | null;
+  circuit_opened_at: Date | null;
 }
 
 /** The row and its health: open deliveries counted through `webhook_deliveries_open_idx`. */
 const COLUMNS = `id, account_id, url, description, event_types, filters, enabled, active_since, created_at, updated_at,
-  consecutive_failures, last_success_at, last_failure_at,
+  consecutive_failures, last_success_at, last_failure_at, circuit_state, circuit_open_until, circuit_opened_at,
   (SELECT count(*)::int FROM webhook_deliveries d
     WHERE d.subscription_id = webhook_subscriptions.id AND d.status IN ('pending', 'sending')) AS pending_deliveries,
   (SELECT min(d.created_at) FROM webhook_deliveries d
@@ -96,7 +99,12 @@ export class SubscriptionsRepository {
     const { rows } = await sql.query<SubscriptionRow>(
       `UPDATE webhook_subscriptions
           SET url = $2, description = $3, event_types = $4, filters = $5, enabled = $6,
-              active_since = CASE WHEN $7 THEN now() ELSE active_since END, updated_at = now()
+              active_since = CASE WHEN $7 THEN now() ELSE active_since END, updated_at = now(),
+              -- Resumed, or pointed elsewhere: the circuit starts closed (the failures stay in health).
+              circuit_state = CASE WHEN ($6 AND NOT enabled) OR url <> $2 THEN 'closed' ELSE circuit_state END,
+              circuit_open_until = CASE WHEN ($6 AND NOT enabled) OR url <> $2 THEN NULL ELSE circuit_open_until END,
+              circuit_opened_at = CASE WHEN ($6 AND NOT enabled) OR url <> $2 THEN NULL ELSE circuit_opened_at END,
+              circuit_opens = CASE WHEN ($6 AND NOT enabled) OR url <> $2 THEN 0 ELSE circuit_opens END
         WHERE id = $1 RETURNING ${COLUMNS}`,
       [id, fields.url, fields.description, fields.event_types, JSON.stringify(fields.filters), fields.enabled, newBoundary],
     );
