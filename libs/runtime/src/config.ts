@@ -108,6 +108,20 @@ export class DeliveryEnv extends WebhooksEnv {
   @IntSetting(1, 100)
   DELIVERY_ENDPOINT_CONCURRENCY: number = 10;
 
+  /** Attempts in flight per account (all its endpoints) per worker process. */
+  @IntSetting(1, 1000)
+  DELIVERY_ACCOUNT_CONCURRENCY: number = 16;
+
+  /** An endpoint's circuit: failed attempts in a row that open it, then its backoff (doubled at each reopening, up to the max). */
+  @IntSetting(1, 1000)
+  DELIVERY_CIRCUIT_FAILURES: number = 5;
+
+  @IntSetting(10, 3_600_000)
+  DELIVERY_CIRCUIT_BACKOFF_MS: number = 30_000;
+
+  @IntSetting(10, 86_400_000)
+  DELIVERY_CIRCUIT_MAX_BACKOFF_MS: number = 600_000;
+
   /** The backstop sweep (fan-out, due deliveries, expired leases, allowance waits). */
   @IntSetting(10, 60_000)
   DELIVERY_SWEEP_INTERVAL_MS: number = 1_000;
