@@ -6,7 +6,7 @@ jest.setTimeout(60_000);
 
 const PASSWORD = 'correct horse battery staple';
 const email = () => `limits-${randomUUID()}@example.test`;
-/** A client address of its own (the gateway trusts X-Forwarded-For here), so no other spec shares its buckets. */
+/** A client address of its own (the gateway trusts X-Forwarded-For from the spec's address), so no other test shares its buckets. */
 const address = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${1 + Math.floor(Math.random() * 250)}`;
 
 /**
@@ -15,12 +15,15 @@ const address = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.r
  */
 describe('account area: sign-in limits', () => {
   let gateway: { url: string; gateway: NestFastifyApplication };
+  /** A gateway that trusts no proxy (the default): X-Forwarded-For is anyone's to write. */
+  let direct: { url: string; gateway: NestFastifyApplication };
   let conformance: OpenApiConformance;
   const from = (ip: string) => new ConsoleClient(gateway.url, conformance, { 'x-forwarded-for': ip });
 
   beforeAll(async () => {
+    direct = await startAccountGateway({ area: { signInPerEmailPerMinute: 100, signInPerAddressPerMinute: 5 } });
     gateway = await startAccountGateway({
-      trustProxy: true,
+      trustedProxies: ['127.0.0.1/32'],
       area: { signInPerEmailPerMinute: 5, signInPerAddressPerMinute: 20 },
     });
     conformance = await OpenApiConformance.load(gateway.url);
@@ -28,6 +31,7 @@ describe('account area: sign-in limits', () => {
 
   afterAll(async () => {
     await gateway?.gateway.close();
+    await direct?.gateway.close();
   });
 
   const expectLimited = (res: Awaited<ReturnType<ConsoleClient['post']>>, says: RegExp) => {
@@ -76,5 +80,30 @@ describe('account area: sign-in limits', () => {
     expectLimited(refused!, /from this address/);
     expectLimited(await from(ip).post('/account/signup', { email: email(), password: PASSWORD }), /from this address/);
     expect((await from(address()).post('/account/signin', { email: email(), password: PASSWORD })).status).toBe(401);
+  });
+
+  it('ignores X-Forwarded-For from a peer it does not trust: a new one per attempt does not escape the per-address limit', async () => {
+    let allowed = 0;
+    let refused: Awaited<ReturnType<ConsoleClient['post']>> | undefined;
+    while (!refused && allowed < 10) {
+      const res = await new ConsoleClient(direct.url, conformance, { 'x-forwarded-for': address() }).post('/account/signin', { email: email(), password: PASSWORD });
+      if (res.status === 429) refused = res;
+      else {
+        expect(res.status).toBe(401);
+        allowed += 1;
+      }
+    }
+    expect(allowed).toBe(5);
+    expectLimited(refused!, /from this address/);
+    expectLimited(await new ConsoleClient(direct.url, conformance, { 'x-forwarded-for': address() }).signUp(email(), PASSWORD), /from this address/);
+  });
+
+  it('takes X-Forwarded-For from a trusted proxy: two forwarded addresses have a bucket each', async () => {
+    const [a, b] = [address(), address()];
+    let spent = 0;
+    while ((await from(a).post('/account/signin', { email: email(), password: PASSWORD })).status === 401 && spent < 30) spent += 1;
+    expect(spent).toBeGreaterThanOrEqual(20);
+    expect((await from(b).post('/account/signin', { email: email(), password: PASSWORD })).status).toBe(401);
+    expectLimited(await from(a).post('/account/signin', { email: email(), password: PASSWORD }), /from this address/);
   });
 });

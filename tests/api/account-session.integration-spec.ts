@@ -45,7 +45,7 @@ describe('account area: sessions', () => {
       services: [{ queue: Queues.QueryRpc, module: QueryModule }, { queue: Queues.StatsRpc, module: StatsModule }],
       gatewayImports: [accountAreaModule()],
     });
-    proxied = await startAccountGateway({ trustProxy: true });
+    proxied = await startAccountGateway({ trustedProxies: ['127.0.0.1/32'] });
     conformance = await OpenApiConformance.load(stack.url);
     client = () => new ConsoleClient(stack.url, conformance);
   });
@@ -254,6 +254,27 @@ describe('account area: sessions', () => {
       // Its own origin passes.
       expect((await browser.post('/account/keys', undefined, { headers: { origin: stack.url } })).status).toBe(201);
       expect((await browser.post('/account/keys', undefined, { headers: { 'sec-fetch-site': 'same-origin' } })).status).toBe(201);
+    });
+
+    it('compares Origin with its own origin, never with one a header names (X-Forwarded-Host, Host), even from a trusted proxy', async () => {
+      const forged = { origin: 'https://evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' };
+      for (const gateway of [stack.url, proxied.url]) {
+        const browser = new ConsoleClient(gateway, conformance);
+        expect((await browser.signUp(email())).status).toBe(201);
+        const res = await browser.post('/account/keys', undefined, { headers: forged });
+        expect({ gateway, status: res.status }).toEqual({ gateway, status: 403 });
+        expect(res.body.message).toMatch(/Cross-site request refused/);
+        const signup = await rawRequest(`${gateway}/account/signup`, {
+          method: 'POST',
+          headers: { ...forged, host: 'evil.example', 'content-type': 'application/json' },
+          body: JSON.stringify({ email: email(), password: PASSWORD }),
+        });
+        expect({ gateway, status: signup.status }).toEqual({ gateway, status: 403 });
+        // The page's own origin (the address the gateway was reached on) still passes, under a loopback name too.
+        expect((await browser.post('/account/keys', undefined, { headers: { origin: gateway } })).status).toBe(201);
+        const localhost = gateway.replace('127.0.0.1', 'localhost');
+        expect((await browser.post('/account/keys', undefined, { headers: { origin: localhost } })).status).toBe(201);
+      }
     });
   });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { Queues } from '@cars/contracts';
 import { QueryModule } from '@cars/service-query';
 import { openTestDataSource } from '@cars/testing';
@@ -39,7 +40,8 @@ describe('account area: email verification', () => {
       services: [{ queue: Queues.QueryRpc, module: QueryModule }],
       gatewayImports: [accountAreaModule({ smtpUrl: mail.url, mailFrom: 'Cars <no-reply@cars.example.test>', publicBaseUrl: 'https://cars.example.test' })],
     });
-    logged = await startAccountGateway({ logger: log });
+    // It trusts the spec's own address as a proxy: even then no X-Forwarded-Host reaches a link.
+    logged = await startAccountGateway({ logger: log, trustedProxies: ['127.0.0.1/32'] });
     conformance = await OpenApiConformance.load(stack.url);
     client = () => new ConsoleClient(stack.url, conformance);
   });
@@ -71,6 +73,17 @@ describe('account area: email verification', () => {
     expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.token_hash).not.toContain(token);
     expect(row.ttl.hours ?? row.ttl.days * 24).toBe(24);
+  });
+
+  it('points the link at PUBLIC_BASE_URL whatever Host and X-Forwarded-Host/-Proto say', async () => {
+    const address = email();
+    const res = await client().post('/account/signup', { email: address, password: 'correct horse battery staple' }, {
+      headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' },
+    });
+    expect(res.status).toBe(201);
+    const raw = (await mail.waitFor(address)).raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+    expect(raw).toMatch(/https:\/\/cars\.example\.test\/console\/verify\?token=/);
+    expect(raw).not.toContain('evil.example');
   });
 
   it('verifies once, without a session (another browser); a second use is 400 "already used"', async () => {
@@ -143,5 +156,27 @@ describe('account area: email verification', () => {
     expect(lines[0]).toContain(`${logged.url}/console/verify?token=`);
     const token = verificationTokenIn(lines[0])!;
     expect((await browser.post('/account/verify-email', { token })).status).toBe(200);
+  });
+
+  it('without PUBLIC_BASE_URL points the link at the address the gateway was reached on, never at a Host or X-Forwarded-Host', async () => {
+    const address = email();
+    const { port } = new URL(logged.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(
+        `${logged.url}/account/signup`,
+        { method: 'POST', headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify({ email: address, password: 'correct horse battery staple' }));
+    });
+    expect(status).toBe(201);
+    const lines = log.lines.filter((l) => l.includes(address) && l.includes('/console/verify?token='));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`http://127.0.0.1:${port}/console/verify?token=`);
+    expect(lines[0]).not.toContain('evil.example');
   });
 });

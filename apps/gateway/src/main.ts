@@ -21,7 +21,6 @@ async function main(): Promise<void> {
 
   const app = await createGatewayApp(GatewayAppModule, {
     logger: new PinoNestLogger(createLogger('gateway', env.LOG_LEVEL)),
-    trustProxy: true,
   });
   await app.listen(env.PORT, env.HOST);
   console.log(JSON.stringify({ level: 'info', service: 'gateway', msg: `listening on ${await app.getUrl()}` }));

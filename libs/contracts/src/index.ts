@@ -1,6 +1,7 @@
 export * from './topology';
 export * from './patterns';
 export * from './errors';
+export * from './json-depth';
 export * from './rpc';
 export * from './dto';
 export * from './messages';

@@ -3,6 +3,7 @@ import { Controller, INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientRMQ, MessagePattern, Payload } from '@nestjs/microservices';
 import { RPC_QUEUE_ARGUMENTS } from '@cars/contracts';
+import * as amqp from 'amqplib';
 import { firstValueFrom, timeout } from 'rxjs';
 import { RMQ_SOCKET_OPTIONS, rpcServerOptions } from './rmq.options';
 
@@ -107,6 +108,44 @@ describe('RPC server stop', () => {
       await caller.close();
       await survivor.close();
       await victim.close().catch(() => undefined);
+    }
+  }, 20_000);
+});
+
+describe('RPC server: payload depth', () => {
+  it('answers a request nested 5,000 deep with the 400 reply of a service, and keeps answering', async () => {
+    const queue = `rpc-deep.${randomUUID()}`;
+    const server = await replica(queue);
+    const connection = await amqp.connect(process.env.RABBITMQ_URL!);
+    const channel = await connection.createChannel();
+    try {
+      const { queue: replyTo } = await channel.assertQueue('', { exclusive: true });
+      const replies = new Map<string, (packet: unknown) => void>();
+      await channel.consume(replyTo, (message) => message && replies.get(message.properties.correlationId)?.(JSON.parse(message.content.toString())), { noAck: true });
+      // Written as text: a serializer that recurses (JSON.stringify among them) cannot even produce it.
+      const call = (data: string) =>
+        new Promise<unknown>((resolve) => {
+          const id = randomUUID();
+          replies.set(id, resolve);
+          channel.sendToQueue(queue, Buffer.from(`{"pattern":"slow.echo","data":${data},"id":"${id}"}`), { replyTo, correlationId: id });
+        });
+      const nested = (depth: number) => `{"n":1,"deep":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+      const refused = (await call(nested(5_000))) as { response: unknown };
+      expect(refused.response).toEqual({
+        ok: false,
+        status: 400,
+        body: {
+          error: 'Validation Error',
+          message: 'The request nests objects and arrays more than 32 levels deep',
+          details: { body: ['The request nests objects and arrays more than 32 levels deep'] },
+        },
+      });
+      // 32 levels in the payload are a request like any other.
+      expect(((await call(nested(31))) as { response: unknown }).response).toEqual({ n: 1 });
+    } finally {
+      await channel.close();
+      await connection.close();
+      await server.close();
     }
   }, 20_000);
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { errorMessage } from '@cars/contracts';
+import { errorMessage, jsonNestingExceeds, MAX_JSON_DEPTH, MAX_RPC_JSON_DEPTH, rpcError, validationError } from '@cars/contracts';
 import { CustomStrategy, RmqContext, RmqOptions, ServerRMQ } from '@nestjs/microservices';
 import type { AmqpConnectionManager, CreateChannelOpts } from 'amqp-connection-manager';
 import type { Channel } from 'amqplib';
@@ -99,11 +99,38 @@ export class DrainingRmqServer extends ServerRMQ {
   override async handleMessage(message: Record<string, unknown>, channel: unknown): Promise<void> {
     this.inFlight += 1;
     try {
-      await super.handleMessage(message, channel);
+      const content = (message as { content?: unknown } | null)?.content;
+      if (content instanceof Uint8Array && jsonNestingExceeds(content, MAX_RPC_JSON_DEPTH)) this.refuseTooDeep(message, channel);
+      else await super.handleMessage(message, channel);
     } finally {
       this.inFlight -= 1;
       if (this.inFlight === 0) this.idle?.();
     }
+  }
+
+  /**
+   * A request nested deeper than any the services take is answered with the service's 400 reply
+   * before Nest parses it or a handler (a validator, a serializer) recurses through it; an event
+   * so nested is dropped. (JSON.parse itself does not recurse: the packet's id comes from it.)
+   */
+  private refuseTooDeep(message: Record<string, unknown>, channel: unknown): void {
+    const { content, properties } = message as { content: Uint8Array; properties: { replyTo?: string; correlationId?: string } };
+    let packet: { id?: unknown; pattern?: unknown } = {};
+    try {
+      packet = JSON.parse(Buffer.from(content).toString()) as typeof packet;
+    } catch {
+      // Not JSON either: no id to answer.
+    }
+    const pattern = typeof packet.pattern === 'string' ? packet.pattern : '';
+    const context = new RmqContext([message, channel, pattern]);
+    this.logger.warn(`refused a message nested more than ${MAX_RPC_JSON_DEPTH} levels deep (pattern ${pattern.slice(0, 100) || 'unknown'})`);
+    if (typeof packet.id !== 'string' || !properties.replyTo) {
+      this.acknowledge(context);
+      return;
+    }
+    const why = `The request nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
+    const response = rpcError(400, validationError({ body: [why] }, why));
+    this.sendMessage({ id: packet.id, response, isDisposed: true }, properties.replyTo, properties.correlationId ?? '', context);
   }
 
   /**

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { HttpTimeouts, IsAddressList } from './http-edge';
 
 /** An integer environment variable within [min, max] (env values arrive as strings). */
 export function IntSetting(min: number, max: number): PropertyDecorator {
@@ -250,4 +251,48 @@ export class AccountAreaEnv {
   /** Sign-in and sign-up attempts per minute per client address. */
   @IntSetting(1, 100_000)
   SIGNIN_ATTEMPTS_PER_ADDRESS_PER_MINUTE: number = 20;
+}
+
+/**
+ * Timeouts of every HTTP server of ours: the gateway (and the quick start) and the health ports
+ * (docs/operations.md, "The HTTP edge").
+ */
+export class HttpTimeoutsEnv {
+  /** A request's headers must arrive within this (ms); else 408 and the connection is closed. */
+  @IntSetting(100, 600_000)
+  HTTP_HEADERS_TIMEOUT_MS: number = 10_000;
+
+  /** A whole request (headers and body) must arrive within this (ms); else 408 and the connection is closed. */
+  @IntSetting(100, 600_000)
+  HTTP_REQUEST_TIMEOUT_MS: number = 30_000;
+
+  /** An idle keep-alive connection is closed after this (ms). */
+  @IntSetting(100, 600_000)
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: number = 5_000;
+
+  /** A connection silent this long (no byte either way, ms) is closed. */
+  @IntSetting(100, 3_600_000)
+  HTTP_IDLE_TIMEOUT_MS: number = 60_000;
+}
+
+export function httpTimeoutsOf(env: HttpTimeoutsEnv): HttpTimeouts {
+  return {
+    headersMs: env.HTTP_HEADERS_TIMEOUT_MS,
+    requestMs: env.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveMs: env.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    idleMs: env.HTTP_IDLE_TIMEOUT_MS,
+  };
+}
+
+/** The gateway's HTTP edge (the gateway app and the quick start read it at boot). */
+export class GatewayEdgeEnv extends HttpTimeoutsEnv {
+  /**
+   * Peers whose X-Forwarded-For/-Proto/-Host are believed: comma-separated addresses and CIDR
+   * ranges, e.g. `10.0.0.0/8` for an ingress in the cluster network. Unset: nobody's; the client
+   * address is the connection's.
+   */
+  @IsOptional()
+  @IsString()
+  @IsAddressList()
+  TRUSTED_PROXIES?: string;
 }

@@ -1,5 +1,8 @@
-import { createServer, Server } from 'node:http';
+import { Server } from 'node:http';
 import { renderMetrics } from '@cars/metrics';
+import { httpTimeoutsOf, HttpTimeoutsEnv } from './config';
+import { loadEnv } from './env';
+import { createTimedHttpServer, HttpTimeouts } from './http-edge';
 
 export type ReadinessCheck = () => Promise<Record<string, 'up' | 'down'>>;
 
@@ -17,10 +20,13 @@ export class HealthServer {
   constructor(
     private readonly check: ReadinessCheck,
     private readonly detail?: ReadinessDetail,
+    /** Default: HTTP_*_TIMEOUT_MS of the environment, like the gateway's. */
+    private readonly timeouts?: HttpTimeouts,
   ) {}
 
   async listen(port: number, host = '0.0.0.0'): Promise<number> {
-    this.server = createServer((req, res) => {
+    const timeouts = this.timeouts ?? httpTimeoutsOf(loadEnv(HttpTimeoutsEnv));
+    this.server = createTimedHttpServer(timeouts, (req, res) => {
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));

@@ -7,3 +7,4 @@ export * from './local-instance';
 export * from './embedded-database';
 export * from './worker';
 export * from './process-utils';
+export * from './http-edge';

@@ -24,11 +24,12 @@ export function accountAreaModule(overrides: Partial<AccountAreaConfig> = {}): T
 }
 
 /**
- * A gateway like `startTestGateway`'s, with the account area's settings in code, optionally behind
- * a trusted proxy (X-Forwarded-Proto/-Host) and with a logger of the spec's.
+ * A gateway like `startTestGateway`'s, with the account area's settings in code, optionally
+ * trusting X-Forwarded-For/-Proto/-Host from some peers (e.g. `['127.0.0.1/32']`: the spec itself)
+ * and with a logger of the spec's.
  */
 export async function startAccountGateway(
-  options: { area?: Partial<AccountAreaConfig>; access?: Partial<ApiAccessConfig>; trustProxy?: boolean; logger?: LoggerService } = {},
+  options: { area?: Partial<AccountAreaConfig>; access?: Partial<ApiAccessConfig>; trustedProxies?: string[]; logger?: LoggerService } = {},
 ): Promise<{ url: string; gateway: NestFastifyApplication }> {
   const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
   @Module({
@@ -41,7 +42,10 @@ export async function startAccountGateway(
     ],
   })
   class AccountGatewayRoot {}
-  const gateway = await createGatewayApp(AccountGatewayRoot, { logger: options.logger ?? silent, trustProxy: options.trustProxy });
+  const gateway = await createGatewayApp(AccountGatewayRoot, {
+    logger: options.logger ?? silent,
+    edge: options.trustedProxies ? { trustedProxies: options.trustedProxies } : undefined,
+  });
   await gateway.listen(0, '127.0.0.1');
   return { url: (await gateway.getUrl()).replace('[::1]', '127.0.0.1'), gateway };
 }

@@ -6,7 +6,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Queues } from '@cars/contracts';
 import { MessagingModule, rpcServerOptions } from '@cars/messaging';
 import { DatabaseModule } from '@cars/persistence';
-import { ApiAccessConfig, ApiAccessConfigModule, createGatewayApp, GatewayModule } from '@cars/service-gateway';
+import { ApiAccessConfig, ApiAccessConfigModule, createGatewayApp, GatewayEdgeSettings, GatewayModule } from '@cars/service-gateway';
 import { QueryModule } from '@cars/service-query';
 import { StatsModule } from '@cars/service-stats';
 import { WebhooksModule, WebhooksOptions } from '@cars/service-webhooks';
@@ -29,6 +29,8 @@ export interface TestGatewayOptions {
   logger?: LoggerService;
   /** Another database than the run's (e.g. one from `createIsolatedDatabase`). */
   databaseUrl?: string;
+  /** The HTTP edge's settings (trusted proxies, timeouts) instead of the environment's. */
+  edge?: Partial<GatewayEdgeSettings>;
 }
 
 /** The webhooks service as the tests run it: the run's master key, and whatever the test overrides. */
@@ -93,7 +95,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
     ],
   })
   class GatewayRoot {}
-  const gateway = await createGatewayApp(GatewayRoot, { logger: options.logger ?? silentLogger });
+  const gateway = await createGatewayApp(GatewayRoot, { logger: options.logger ?? silentLogger, edge: options.edge });
   await gateway.listen(0, '127.0.0.1');
   const url = (await gateway.getUrl()).replace('[::1]', '127.0.0.1');
   return { url, gateway };

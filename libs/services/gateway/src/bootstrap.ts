@@ -1,30 +1,70 @@
-import type { IncomingMessage } from 'node:http';
+import { IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { LoggerService, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { notFound } from '@cars/contracts';
-import { ErrorEnvelopeFilter } from './http/error.filter';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorBody, jsonNestingExceeds, MAX_JSON_DEPTH, notFound, validationError } from '@cars/contracts';
+import {
+  applyHttpTimeouts,
+  GatewayEdgeEnv,
+  httpServerOptions,
+  HttpTimeouts,
+  httpTimeoutsOf,
+  invalidTrustedProxyEntries,
+  loadEnv,
+  trustedProxyEntries,
+} from '@cars/runtime';
+import { ApiException } from './http/api-exception';
+import { ErrorEnvelopeFilter, errorNameOf, frameworkErrorResponse } from './http/error.filter';
 import { applyStrictQuery } from './http/strict-query.interceptor';
 import { createValidationPipe } from './http/validation.pipe';
 import { instrumentGateway } from './metrics/gateway.metrics';
 import { setUpOpenApi } from './openapi';
 
+/** The gateway's HTTP edge (docs/operations.md, "The HTTP edge"). */
+export interface GatewayEdgeSettings {
+  /** Peers (addresses, CIDR ranges) whose X-Forwarded-For/-Proto/-Host are believed; empty: nobody's. */
+  trustedProxies: string[];
+  timeouts: HttpTimeouts;
+}
+
 export interface GatewayHttpOptions {
   logger: LoggerService;
-  /** Trust X-Forwarded-* from the ingress. */
-  trustProxy?: boolean;
+  /** Settings of the edge instead of the environment's (TRUSTED_PROXIES, HTTP_*_TIMEOUT_MS). */
+  edge?: Partial<GatewayEdgeSettings>;
+}
+
+/** TRUSTED_PROXIES and HTTP_*_TIMEOUT_MS (validated: a bad value fails the boot), then any overrides. */
+export function loadGatewayEdgeSettings(env: NodeJS.ProcessEnv = process.env, overrides: Partial<GatewayEdgeSettings> = {}): GatewayEdgeSettings {
+  const e = loadEnv(GatewayEdgeEnv, env);
+  const settings = { trustedProxies: trustedProxyEntries(e.TRUSTED_PROXIES), timeouts: httpTimeoutsOf(e), ...overrides };
+  const invalid = invalidTrustedProxyEntries(settings.trustedProxies.join(','));
+  if (invalid.length > 0) throw new Error(`Trusted proxies must be IP addresses or CIDR ranges (not: ${invalid.join(', ')})`);
+  return settings;
 }
 
 /** Creates the gateway's Fastify application around a root module (gateway app or standalone). */
 export async function createGatewayApp(root: Type<unknown>, options: GatewayHttpOptions): Promise<NestFastifyApplication> {
+  const edge = loadGatewayEdgeSettings(process.env, options.edge);
   const adapter = new FastifyAdapter({
-    trustProxy: options.trustProxy ?? false,
+    // X-Forwarded-* count only from a trusted peer (proxy-addr walks X-Forwarded-For from the socket's address).
+    trustProxy: edge.trustedProxies.length > 0 ? edge.trustedProxies : false,
     bodyLimit: 64 * 1024,
     // Request logging is ours (no Authorization header ever reaches a log line).
     logger: false,
     routerOptions: { ignoreTrailingSlash: true },
+    http: httpServerOptions(edge.timeouts),
+    connectionTimeout: edge.timeouts.idleMs,
+    keepAliveTimeout: edge.timeouts.keepAliveMs,
+    requestTimeout: edge.timeouts.requestMs,
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const { status, body } = frameworkErrorResponse(error) ?? { status: 500, body: { error: errorNameOf(500), message: 'An unexpected error occurred' } };
+      void reply.code(status).type('application/json; charset=utf-8').send(body);
+    },
   });
+  applyHttpTimeouts(adapter.getInstance().server, edge.timeouts);
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, {
     logger: options.logger,
     bufferLogs: false,
@@ -32,7 +72,7 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
     bodyParser: false,
   });
   answerConnectRequests(adapter);
-  acceptEmptyJsonBodies(adapter);
+  parseJsonBodies(adapter);
   instrumentGateway(adapter.getInstance());
   app.useGlobalFilters(new ErrorEnvelopeFilter());
   app.useGlobalPipes(createValidationPipe());
@@ -62,20 +102,70 @@ export async function closeGatewayApp(app: NestFastifyApplication): Promise<void
   await app.close();
 }
 
+const NOT_JSON = 'The body is not valid JSON';
+const TOO_DEEP = `The body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
+
 /**
- * `POST /webhooks/{id}/test` and the other routes without a body are often called with
- * `content-type: application/json` and nothing after it (HTTP clients set the header by default):
- * an empty JSON body is no body, not a 400. Anything else goes through Fastify's own parser
- * (prototype-poisoning protection included).
+ * The one JSON body parser. `POST /webhooks/{id}/test` and the other routes without a body are
+ * often called with `content-type: application/json` and nothing after it (HTTP clients set the
+ * header by default): an empty JSON body is no body, not a 400. A body nested deeper than
+ * MAX_JSON_DEPTH is refused (400) before it is parsed, so neither the parser nor a validator ever
+ * recurses through it. Anything else goes through Fastify's own parser (prototype-poisoning
+ * protection included). The size limit (64 KB) is Fastify's, before this.
  */
-function acceptEmptyJsonBodies(adapter: FastifyAdapter): void {
+function parseJsonBodies(adapter: FastifyAdapter): void {
   const fastify = adapter.getInstance();
   const json = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    return json(request, String(body), done);
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) return done(new ApiException(400, validationError({ body: [TOO_DEEP] }, TOO_DEEP)), undefined);
+    // Fastify's own error says nothing more; a SyntaxError's message would quote the body.
+    return json(request, text, (error, value) => (error ? done(new ApiException(400, validationError({ body: [NOT_JSON] }, NOT_JSON)), undefined) : done(null, value)));
   });
+}
+
+/** A whole HTTP/1.1 response written on a socket Node's parser has given up on, then the socket closed. */
+function answerAndClose(socket: Duplex, status: number, body: ErrorBody): void {
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(text)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      text,
+  );
+  // Closed once the peer has read the answer and closed its side, or after a second: closing at
+  // once while the rest of its request still arrives would reset the connection, which can
+  // lose the answer.
+  const close = () => socket.destroy();
+  socket.once('end', close);
+  setTimeout(close, 1000).unref();
+}
+
+/** What Node's HTTP parser refused, by its error code. */
+const CLIENT_ERRORS: Record<string, { status: number; message: string }> = {
+  HPE_HEADER_OVERFLOW: { status: 431, message: 'The request headers are larger than 16 KB' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, message: 'The request did not arrive in time' },
+};
+
+/**
+ * Node answers what its HTTP parser refuses (headers too large, a request that took too long, not
+ * HTTP at all) itself, outside the error envelope: answer it in the envelope, with
+ * `Connection: close` since the connection is closed after it (a keep-alive client then knows not
+ * to send its next request on it), unless a response had begun on the socket already.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // Destroyed, or answered already (the rest of a refused request lands here again).
+  if (error.code === 'ECONNRESET' || socket.destroyed || socket.writableEnded) return;
+  const pending = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || pending?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const known = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, message: 'The request is not valid HTTP/1.1' };
+  answerAndClose(socket, known.status, { error: errorNameOf(known.status), message: known.message });
 }
 
 /**
@@ -84,13 +174,6 @@ function acceptEmptyJsonBodies(adapter: FastifyAdapter): void {
  */
 function answerConnectRequests(adapter: FastifyAdapter): void {
   adapter.getInstance().server.on('connect', (request: IncomingMessage, socket: Duplex) => {
-    const body = JSON.stringify(notFound(`No route CONNECT ${(request.url ?? '').split('?')[0]}`));
-    socket.end(
-      'HTTP/1.1 404 Not Found\r\n' +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
+    answerAndClose(socket, 404, notFound(`No route CONNECT ${(request.url ?? '').split('?')[0]}`));
   });
 }

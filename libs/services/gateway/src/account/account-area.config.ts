@@ -4,7 +4,7 @@ import { AccountAreaEnv, loadEnv } from '@cars/runtime';
 
 /** The account area's settings (docs/api/account-area.md). */
 export interface AccountAreaConfig {
-  /** Origin of links in emails; unset: the origin of the request. */
+  /** Origin of links in emails and of the console's pages; unset: the address and port the connection reached (never a request header). */
   publicBaseUrl?: string;
   /** Verification mail over SMTP; unset: the link is logged. */
   smtpUrl?: string;

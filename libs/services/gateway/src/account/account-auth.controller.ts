@@ -20,7 +20,7 @@ import { ApiException } from '../http/api-exception';
 import { accountJson, AccountAreaService } from './account-area.service';
 import { AccountRoute, ApiBurstLimited, ApiChangeForbidden, sessionOf } from './account-session.guard';
 import { AccountSessions } from './account-sessions.service';
-import { requestOrigin } from './request-origin';
+import { listenOrigin } from './request-origin';
 import { SignInLimits } from './sign-in-limits';
 import { VerificationMailer } from './verification-mailer';
 import {
@@ -78,7 +78,7 @@ export class AccountAuthController {
     await this.limits.takeAddress(request.ip);
     const account = await this.area.signUp(body.email, body.password);
     const { csrfToken } = await this.sessions.start(request, reply, account.id);
-    const { link, expiresAt } = await this.area.newVerificationLink(account, requestOrigin(request));
+    const { link, expiresAt } = await this.area.newVerificationLink(account, listenOrigin(request));
     await this.mailer.sendVerification(account.email, link, expiresAt);
     return { account: accountJson(account), csrf_token: csrfToken };
   }
@@ -160,7 +160,7 @@ export class AccountAuthController {
       throw new ApiException(409, { error: ErrorNames.Conflict, message: 'The email address of this account is already verified' });
     }
     await this.limits.takeVerificationMail(account.id);
-    const { link, expiresAt } = await this.area.newVerificationLink(account, requestOrigin(request));
+    const { link, expiresAt } = await this.area.newVerificationLink(account, listenOrigin(request));
     await this.mailer.sendVerification(account.email, link, expiresAt);
   }
 

@@ -11,6 +11,7 @@ function req(fields: { headers?: Record<string, string>; protocol?: 'http' | 'ht
     host,
     hostname: host.replace(/:\d+$/, ''),
     method: fields.method ?? 'POST',
+    raw: { socket: { localAddress: '127.0.0.1', localPort: 3000 } },
   } as unknown as FastifyRequest;
 }
 
@@ -54,6 +55,11 @@ describe('cross-site and CSRF checks', () => {
     expect(statusOf(() => assertSameSite(req({ headers: { origin: 'https://evil.example' } }), 'https://cars.example.com'))).toBe(403);
     expect(statusOf(() => assertSameSite(req({ headers: { origin: 'null' } }), undefined))).toBe(403);
     expect(statusOf(() => assertSameSite(req({ headers: { origin: 'http://127.0.0.1:3001' } }), undefined))).toBe(403);
+    // The connection reached a loopback address: the same port under another loopback name is this site.
+    expect(statusOf(() => assertSameSite(req({ headers: { origin: 'http://localhost:3000' } }), undefined))).toBeNull();
+    // A Host or X-Forwarded-Host header does not make another origin this site's.
+    const forged = req({ headers: { origin: 'https://evil.example', 'x-forwarded-host': 'evil.example' }, host: 'evil.example', protocol: 'https' });
+    expect(statusOf(() => assertSameSite(forged, undefined))).toBe(403);
     expect(statusOf(() => assertSameSite(req({ headers: { 'sec-fetch-site': 'cross-site' } }), undefined))).toBe(403);
     expect(statusOf(() => assertSameSite(req({ headers: { 'sec-fetch-site': 'same-origin' } }), undefined))).toBeNull();
   });

@@ -9,9 +9,29 @@ export function isStateChanging(request: FastifyRequest): boolean {
   return !SAFE_METHODS.has(request.method);
 }
 
-/** The origin the request came to: scheme and host (X-Forwarded-Proto/-Host when the gateway trusts its proxy). */
-export function requestOrigin(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
+/**
+ * The origin the connection reached: the gateway's own address and port as the socket has them,
+ * never a request header (Host and X-Forwarded-Host are the client's to choose), e.g.
+ * http://127.0.0.1:3000 in the quick start. Where links point and which Origin is this site
+ * when PUBLIC_BASE_URL is unset.
+ */
+export function listenOrigin(request: FastifyRequest): string {
+  const socket = request.raw.socket;
+  const address = (socket.localAddress ?? '127.0.0.1').replace(/^::ffff:(?=\d+\.)/, '');
+  return `http://${address.includes(':') ? `[${address}]` : address}:${socket.localPort}`;
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * The origins this site's own pages have: PUBLIC_BASE_URL, and the origin the connection reached
+ * (under each loopback name when that is a loopback address: the quick start opened as
+ * http://localhost:3000).
+ */
+function ownOrigins(request: FastifyRequest, publicBaseUrl: string | undefined): string[] {
+  const reached = new URL(listenOrigin(request));
+  const hosts = LOOPBACK_NAMES.includes(reached.hostname) ? LOOPBACK_NAMES : [reached.hostname];
+  return [...(publicBaseUrl ? [publicBaseUrl] : []), ...hosts.map((host) => `http://${host}:${reached.port}`)].map((o) => o.toLowerCase());
 }
 
 function forbidden(message: string): ApiException {
@@ -20,8 +40,9 @@ function forbidden(message: string): ApiException {
 
 /**
  * Refuses a state-changing request a browser sent on behalf of another site: an `Origin` header
- * (browsers send it on every cross-origin and every non-GET request) that is neither the origin
- * the request came to nor PUBLIC_BASE_URL, or `Sec-Fetch-Site: cross-site`. Requests without
+ * (browsers send it on every cross-origin and every non-GET request) that is neither
+ * PUBLIC_BASE_URL nor the origin the connection reached (never one a header names), or
+ * `Sec-Fetch-Site: cross-site`. Requests without
  * these headers (scripts, curl) pass: they carry no ambient cookie of a victim's browser.
  */
 export function assertSameSite(request: FastifyRequest, publicBaseUrl: string | undefined): void {
@@ -30,8 +51,7 @@ export function assertSameSite(request: FastifyRequest, publicBaseUrl: string | 
   }
   const origin = request.headers.origin;
   if (origin === undefined) return;
-  const allowed = [requestOrigin(request), ...(publicBaseUrl ? [publicBaseUrl] : [])].map((o) => o.toLowerCase());
-  if (!allowed.includes(origin.toLowerCase())) {
+  if (!ownOrigins(request, publicBaseUrl).includes(origin.toLowerCase())) {
     throw forbidden(`Cross-site request refused: Origin ${origin.slice(0, 200)} is not this site`);
   }
 }

@@ -20,7 +20,7 @@ export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
     if (this.config.smtpUrl) {
       this.transport = createTransport(this.config.smtpUrl);
       if (!this.config.publicBaseUrl) {
-        this.logger.warn('SMTP_URL is set but PUBLIC_BASE_URL is not: verification links use the Host of each sign-up request');
+        this.logger.warn('SMTP_URL is set but PUBLIC_BASE_URL is not: verification links point at the address and port each sign-up reached the gateway on');
       }
     }
   }
