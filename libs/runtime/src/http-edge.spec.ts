@@ -55,4 +55,3 @@ describe('health port timeouts', () => {
     }
   });
 });
-
