@@ -274,22 +274,26 @@ describe('MCP endpoint (/mcp)', () => {
     expect(await used(account)).toBe(6);
   });
 
-  it('counts each counted call of a JSON-RPC batch once; a request the transport refuses counts nothing', async () => {
+  it('refuses a JSON-RPC batch with a JSON-RPC error, running none of its calls; a request the transport refuses counts nothing', async () => {
     const account = await createTestAccount(db, { plan: '1k' });
     const batch = [
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search_auctions', arguments: { limit: 1 } } },
       { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_live_auctions', arguments: { limit: 1 } } },
       { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_makes', arguments: {} } },
     ];
+    const calls = sampleValue(parsePrometheus(await (await fetch(`${stack.url}/metrics`)).text()), 'mcp_tool_calls_total', { tool: 'list_makes', outcome: 'ok' }) ?? 0;
     const res = await post(stack.url, account.apiKey, batch);
-    expect(res.status).toBe(200);
-    const answers = (await res.json()) as { id: number; result: CallToolResult }[];
-    expect(answers.map((a) => [a.id, a.result.isError ?? false])).toEqual([
-      [1, false],
-      [2, false],
-      [3, false],
-    ]);
-    expect(await used(account)).toBe(2);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringContaining('batches are not supported') },
+    });
+    expect(await used(account)).toBe(0);
+    expect(sampleValue(parsePrometheus(await (await fetch(`${stack.url}/metrics`)).text()), 'mcp_tool_calls_total', { tool: 'list_makes', outcome: 'ok' }) ?? 0).toBe(calls);
+    // One message at a time is answered.
+    expect((await post(stack.url, account.apiKey, batch[0])).status).toBe(200);
+    expect(await used(account)).toBe(1);
 
     const notAcceptable = await fetch(`${stack.url}/mcp`, {
       method: 'POST',
@@ -298,7 +302,18 @@ describe('MCP endpoint (/mcp)', () => {
     });
     expect(notAcceptable.status).toBe(406);
     expect(await notAcceptable.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
-    expect(await used(account)).toBe(2);
+    expect(await used(account)).toBe(1);
+  });
+
+  it('refuses a keyword no index can serve, as the REST route does', async () => {
+    const client = await connect(paid.apiKey);
+    const short = await call(client, 'search_auctions', { keyword: 'M3' });
+    const restShort = await rest('/auctions?keyword=M3', paid);
+    expect(restShort.status).toBe(400);
+    expect(short.isError).toBe(true);
+    expect(short.structuredContent).toEqual(restShort.body);
+    expect(short.structuredContent).toMatchObject({ details: { keyword: [expect.stringContaining('at least one word part of 3 or more characters')] } });
+    expect((await call(client, 'search_auctions', { keyword: 'M3 Evo' })).isError).toBeFalsy();
   });
 
   it('answers the plan-limit error at the limit, like the REST 429, and keeps the free tools', async () => {

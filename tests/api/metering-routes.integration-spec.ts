@@ -18,7 +18,8 @@ describe('API access on the real routes', () => {
   beforeAll(async () => {
     db = await openTestDataSource();
     stack = await startTestStack({
-      access: { redisUrl: TEST_REDIS_URL, redisKeyPrefix: redisPrefix, burstCapacity: 10000, burstRatePerSecond: 10000 },
+      // Concurrency beyond the in-flight cap is the fair-share spec's subject: here the allowance's.
+      access: { redisUrl: TEST_REDIS_URL, redisKeyPrefix: redisPrefix, burstCapacity: 10000, burstRatePerSecond: 10000, maxInFlightPerAccount: 1000 },
     });
   }, 30_000);
 

@@ -4,3 +4,4 @@ export * from './database.module';
 export * from './auction-record';
 export * from './pg-listener';
 export * from './pg';
+export * from './read-pool';

@@ -128,6 +128,16 @@ export class DeliveryEnv extends WebhooksEnv {
   DELIVERY_SWEEP_INTERVAL_MS: number = 1_000;
 }
 
+/**
+ * The read services (query and stats), read by their modules wherever they run (their apps, the
+ * quick start). Numbers and behaviour: docs/api/query.md ("Bounds on one request").
+ */
+export class ReadServicesEnv {
+  /** How long one statement of the query or stats service may run before PostgreSQL stops it (503). */
+  @IntSetting(100, 600_000)
+  QUERY_STATEMENT_TIMEOUT_MS: number = 3500;
+}
+
 export class GatewayEnv extends ServiceEnv {
   @IntSetting(0, 65535)
   PORT: number = 3000;
@@ -198,6 +208,13 @@ export class ApiAccessEnv {
   /** Connections of the gateway's ledger pool (reservations and commits, asynchronous commit). */
   @IntSetting(1, 100)
   METERING_POOL_SIZE: number = 8;
+
+  /**
+   * Requests one account may have in flight at once on a gateway process, on the routes that reach
+   * the query or stats service (API keys and console sessions alike); beyond it 429. 0 = no cap.
+   */
+  @IntSetting(0, 10000)
+  GATEWAY_MAX_IN_FLIGHT_PER_ACCOUNT: number = 4;
 
   /**
    * `false` turns authentication, burst limits and metering off: every route is open and free.

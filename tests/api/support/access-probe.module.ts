@@ -6,6 +6,7 @@ import {
   ApiException,
   ApiPrincipal,
   CurrentPrincipal,
+  InFlightCapped,
   Metered,
   Public,
   RequiresPaidPlan,
@@ -39,6 +40,25 @@ class FailQuery {
   @IsIn(['500', '503'])
   status: '500' | '503';
 }
+
+/** The work of `GET /probe-access/held` requests: each waits here until the test lets it go. */
+export class HeldWork {
+  private readonly waiting: (() => void)[] = [];
+
+  get count(): number {
+    return this.waiting.length;
+  }
+
+  wait(): Promise<void> {
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  releaseAll(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
+}
+
+export const heldWork = new HeldWork();
 
 /**
  * Routes shaped like the real ones, for testing API access on its own (registered only in
@@ -82,6 +102,15 @@ export class AccessProbeController {
   @Get('slow')
   async slow(@Query() query: SlowQuery) {
     await new Promise((resolve) => setTimeout(resolve, query.ms));
+    return { ok: true };
+  }
+
+  /** Counted and capped in flight, like /auctions; answers once the test releases `heldWork`. */
+  @Metered()
+  @InFlightCapped()
+  @Get('held')
+  async held() {
+    await heldWork.wait();
     return { ok: true };
   }
 

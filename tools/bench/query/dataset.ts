@@ -18,6 +18,8 @@ export interface DatasetOptions {
   live: number;
   seed: string;
   reload: boolean;
+  /** Another database than BENCH_DATABASE (another benchmark's data set of another size). */
+  database?: string;
 }
 
 export interface DatasetInfo {
@@ -32,16 +34,16 @@ export interface DatasetInfo {
 
 const log = (message: string) => process.stderr.write(`bench:query ${message}\n`);
 
-async function ensureDatabase(): Promise<string> {
+async function ensureDatabase(name: string): Promise<string> {
   const admin = new Client({ connectionString: databaseUrlFor('postgres') });
   await admin.connect();
   try {
-    const { rowCount } = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [BENCH_DATABASE]);
-    if (!rowCount) await adminQuery(`CREATE DATABASE "${BENCH_DATABASE}"`);
+    const { rowCount } = await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [name]);
+    if (!rowCount) await adminQuery(`CREATE DATABASE "${name}"`);
   } finally {
     await admin.end();
   }
-  return databaseUrlFor(BENCH_DATABASE);
+  return databaseUrlFor(name);
 }
 
 interface Marker {
@@ -71,7 +73,8 @@ function queryIndexesMigration(db: DataSource): MigrationInterface {
 }
 
 export async function prepareDataset(options: DatasetOptions): Promise<DatasetInfo> {
-  const databaseUrl = await ensureDatabase();
+  const database = options.database ?? BENCH_DATABASE;
+  const databaseUrl = await ensureDatabase(database);
   const db = await createDataSource({ url: databaseUrl, poolSize: 4, applicationName: 'bench-query-load' }).initialize();
   try {
     await runMigrations(db);
@@ -88,11 +91,11 @@ export async function prepareDataset(options: DatasetOptions): Promise<DatasetIn
       marker.seed === options.seed &&
       total === marker.rows
     ) {
-      log(`reusing ${BENCH_DATABASE}: ${total} auctions loaded at ${marker.loaded_at.toISOString()}`);
+      log(`reusing ${database}: ${total} auctions loaded at ${marker.loaded_at.toISOString()}`);
       return { databaseUrl, auctions: total, live: marker.live, bids: Number(bids), loadedAt: marker.loaded_at.toISOString(), reused: true };
     }
 
-    log(`loading ${options.auctions} auctions (${options.live} live, seed ${options.seed}) into ${BENCH_DATABASE}…`);
+    log(`loading ${options.auctions} auctions (${options.live} live, seed ${options.seed}) into ${database}…`);
     const started = Date.now();
     await db.query(`DELETE FROM bench_query_dataset`);
     await db.query(`TRUNCATE auctions, bids, bid_identities, events, pending_observations RESTART IDENTITY CASCADE`);

@@ -76,10 +76,19 @@ async function insertNewKey(db: PgHandle, accountId: string): Promise<CreatedApi
   }
 }
 
-export async function createApiKey(db: Db, accountId: string): Promise<CreatedApiKey> {
-  const sql = pgHandleOf(db);
-  await requireAccount(sql, accountId);
-  return insertNewKey(sql, accountId);
+/**
+ * A new key of the account. With `maxActive` (the console's cap), an account that has that many
+ * unrevoked keys gets none (AccountsConflictError): the account row is locked while the keys are
+ * counted and the new one inserted, so concurrent creations take turns and the cap holds.
+ */
+export async function createApiKey(db: Db, accountId: string, options: { maxActive?: number } = {}): Promise<CreatedApiKey> {
+  return inTransaction(db, async (tx) => {
+    await requireAccount(tx, accountId, true);
+    if (options.maxActive !== undefined && (await new ApiKeysRepository(tx).countActive(accountId)) >= options.maxActive) {
+      throw new AccountsConflictError(`the account has ${options.maxActive} active API keys already`);
+    }
+    return insertNewKey(tx, accountId);
+  });
 }
 
 /**

@@ -80,6 +80,12 @@ export class ApiKeysRepository {
     return result.rows as ApiKeyListing[];
   }
 
+  /** How many unrevoked keys the account has. */
+  async countActive(accountId: string): Promise<number> {
+    const row = await pgFirstRow<{ n: number }>(this.sql, `SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`, [accountId]);
+    return row?.n ?? 0;
+  }
+
   /** One key of the account, or null (another account's key reads as unknown). */
   findOfAccount(accountId: string, keyId: string): Promise<ApiKeyListing | null> {
     return pgFirstRow<ApiKeyListing>(

@@ -1877,7 +1877,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the query service did not answer in time. */
+            /** @description `Service Unavailable`: the query service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -1938,7 +1938,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the query service did not answer in time. */
+            /** @description `Service Unavailable`: the query service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2034,7 +2034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted. */
+            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted, or the account has too many requests in flight (`Retry-After`; not counted). */
             429: {
                 headers: {
                     /** @description Requests allowed this billing period (calendar month, UTC). */
@@ -2051,7 +2051,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the query service did not answer in time. */
+            /** @description `Service Unavailable`: the query service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2151,7 +2151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted. */
+            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted, or the account has too many requests in flight (`Retry-After`; not counted). */
             429: {
                 headers: {
                     /** @description Requests allowed this billing period (calendar month, UTC). */
@@ -2168,7 +2168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the query service did not answer in time. */
+            /** @description `Service Unavailable`: the query service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2263,7 +2263,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted. */
+            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted, or the account has too many requests in flight (`Retry-After`; not counted). */
             429: {
                 headers: {
                     /** @description Requests allowed this billing period (calendar month, UTC). */
@@ -2280,7 +2280,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the query service did not answer in time. */
+            /** @description `Service Unavailable`: the query service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -2360,7 +2360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted. */
+            /** @description `Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted, or the account has too many requests in flight (`Retry-After`; not counted). */
             429: {
                 headers: {
                     /** @description Requests allowed this billing period (calendar month, UTC). */
@@ -2377,7 +2377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the stats service did not answer in time. */
+            /** @description `Service Unavailable`: the stats service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3860,7 +3860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the query service did not answer in time. */
+            /** @description `Service Unavailable`: the query service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -3922,7 +3922,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the query service did not answer in time. */
+            /** @description `Service Unavailable`: the query service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -4056,7 +4056,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description `Service Unavailable`: the stats service did not answer in time. */
+            /** @description `Service Unavailable`: the stats service did not answer in time, or the query took too long and was stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { DateTimeParam, EnumParam, IntegerParam, NotGreaterThan, RequiresOneOf, TextParam } from './auctions.validators';
+import { DateTimeParam, EnumParam, IntegerParam, KeywordParam, NotGreaterThan, RequiresOneOf, TextParam } from './auctions.validators';
 import {
   CursorParam,
   MAX_LIMIT,
@@ -108,12 +108,15 @@ export abstract class AuctionFilterQueryDto {
 
   @ApiPropertyOptional({
     description:
-      'Case-insensitive substring of the title or the description (surrounding spaces ignored). Keywords with a word of three or more characters are served by indexes.',
+      'Case-insensitive substring of the title or the description (surrounding spaces ignored). It must contain a ' +
+      'space-separated part of 3 or more characters, which the indexes look up ("M3 coupe", "911"; not "M3" or ' +
+      '"a b": 400 `Validation Error` on `keyword`).',
     minLength: 1,
     maxLength: 100,
+    pattern: '[^ ]{3}',
     example: 'matching numbers',
   })
-  @TextParam(100, { trim: true })
+  @KeywordParam(100)
   keyword?: string;
 
   @PageParam()

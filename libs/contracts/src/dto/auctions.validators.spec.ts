@@ -1,6 +1,6 @@
 import { validatePlain } from '../validation';
 import { LiveAuctionsQueryDto, SearchAuctionsQueryDto } from './auctions.dto';
-import { parseDateTimeParam } from './auctions.validators';
+import { KEYWORD_TOO_SHORT, parseDateTimeParam } from './auctions.validators';
 import { AuctionIdParamDto, isAuctionId, ListBidsRequestDto } from './bids.dto';
 
 describe('query parameter rules', () => {
@@ -22,6 +22,19 @@ describe('query parameter rules', () => {
       '',
     ]) {
       expect({ bad, parsed: parseDateTimeParam(bad) }).toEqual({ bad, parsed: null });
+    }
+  });
+
+  it('takes a keyword only with a space-separated part of 3+ characters (what an index can look up), on both routes', () => {
+    for (const dto of [SearchAuctionsQueryDto, LiveAuctionsQueryDto] as (new () => object)[]) {
+      for (const keyword of ['M3 coupe', ' 911 ', 'a bcd', 'gto', '50%', 'Ære']) {
+        expect({ keyword, ok: validatePlain(dto, { keyword }).ok }).toEqual({ keyword, ok: true });
+      }
+      for (const keyword of ['M3', 'a b', ' x ', 'gt 4', 'ab cd ef', '🚗🚗']) {
+        expect({ keyword, result: validatePlain(dto, { keyword }) }).toEqual({ keyword, result: { ok: false, details: { keyword: [KEYWORD_TOO_SHORT] } } });
+      }
+      // Other problems are reported once, by their own rule.
+      expect(validatePlain(dto, { keyword: '  ' })).toEqual({ ok: false, details: { keyword: ['keyword must not be empty'] } });
     }
   });
 

@@ -63,6 +63,37 @@ export function TextParam(maxLength: number, options: { trim?: boolean } = {}): 
   return applyDecorators(...decorators);
 }
 
+/** Characters of the shortest keyword part the indexes can look up (trigrams, description tokens). */
+export const KEYWORD_MIN_PART = 3;
+
+/** Whether some space-separated part of `keyword` has KEYWORD_MIN_PART characters or more. */
+export function hasIndexablePart(keyword: string): boolean {
+  return keyword.split(' ').some((part) => [...part].length >= KEYWORD_MIN_PART);
+}
+
+export const KEYWORD_TOO_SHORT =
+  `keyword must contain at least one word part of ${KEYWORD_MIN_PART} or more characters (parts are separated by ` +
+  `spaces: "M3 coupe" and "911" are fine, "M3" and "a b" are not): shorter keywords cannot be looked up through an index`;
+
+/**
+ * `keyword`: a TextParam (trimmed, 1–100 characters) that some index can serve — a part of 3+
+ * characters (docs/adr/0004). Shorter keywords would be tested against every row: 400.
+ */
+export function KeywordParam(maxLength: number): PropertyDecorator {
+  return applyDecorators(
+    TextParam(maxLength, { trim: true }),
+    ValidateBy({
+      name: 'indexableKeyword',
+      validator: {
+        // Other kinds and lengths are the TextParam rules' to report, once.
+        validate: (value: unknown) =>
+          typeof value !== 'string' || value.length === 0 || value.length > maxLength || hasIndexablePart(value),
+        defaultMessage: () => KEYWORD_TOO_SHORT,
+      },
+    }),
+  );
+}
+
 /**
  * A required name parameter (`make` of /stats and /models): one clear message per problem, like
  * the optional text parameters.

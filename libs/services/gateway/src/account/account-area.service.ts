@@ -190,14 +190,13 @@ export class AccountAreaService {
   }
 
   async createKey(accountId: string): Promise<ApiKeyCreatedResponseDto> {
-    const active = (await this.keys.listByAccount(accountId)).filter((key) => key.revokedAt === null).length;
-    if (active >= MAX_ACTIVE_KEYS) {
+    const created = await createApiKey(this.pool, accountId, { maxActive: MAX_ACTIVE_KEYS }).catch((error: unknown) => {
+      if (!(error instanceof AccountsConflictError)) throw error;
       throw new ApiException(409, {
         error: ErrorNames.Conflict,
         message: `An account can have at most ${MAX_ACTIVE_KEYS} active API keys: revoke one first`,
       });
-    }
-    const created = await createApiKey(this.pool, accountId);
+    });
     const key = await this.keys.findOfAccount(accountId, created.keyId);
     return { key: keyJson(key!), api_key: created.apiKey };
   }

@@ -58,7 +58,7 @@ export const ApiValidationError = (metered = false) =>
 export const ApiMeteredOk = (type: Type<unknown>, description?: string) =>
   ApiOkResponse({ type, description, headers: RATE_LIMIT_HEADERS });
 
-/** 401, 429 and 503: the answers of API access and of a service that is down. */
+/** 401, 429 and 503: the answers of API access and of a service that is down (routes capped in flight). */
 export const ApiAccessErrors = (service: string) =>
   applyDecorators(
     ApiUnauthorizedResponse({
@@ -69,17 +69,22 @@ export const ApiAccessErrors = (service: string) =>
     ApiTooManyRequestsResponse({
       type: ErrorResponseDto,
       description:
-        '`Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is exhausted.',
+        '`Rate Limit Exceeded`: the monthly allowance (X-RateLimit-* headers) or the burst limit (`Retry-After`) is ' +
+        'exhausted, or the account has too many requests in flight (`Retry-After`; not counted).',
       headers: { ...RATE_LIMIT_HEADERS, ...RETRY_AFTER },
     }),
     ApiServiceDown(service),
   );
 
-/** 503: the service behind the route did not answer in time. */
+/** 503: the service behind the route did not answer in time (or, query and stats, a statement ran too long). */
 export const ApiServiceDown = (service: string) =>
   ApiServiceUnavailableResponse({
     type: ErrorResponseDto,
-    description: `\`Service Unavailable\`: the ${service} service did not answer in time.`,
+    description:
+      service === 'query' || service === 'stats'
+        ? `\`Service Unavailable\`: the ${service} service did not answer in time, or the query took too long and was ` +
+          'stopped (QUERY_STATEMENT_TIMEOUT_MS). Not counted.'
+        : `\`Service Unavailable\`: the ${service} service did not answer in time.`,
     headers: RETRY_AFTER,
   });
 

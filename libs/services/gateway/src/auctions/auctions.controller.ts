@@ -12,7 +12,8 @@ import {
   SearchAuctionsQueryDto,
 } from '@cars/contracts';
 import { QUERY_CLIENT, ServiceClient } from '@cars/messaging';
-import { unwrapReply } from '../http/api-exception';
+import { answerOf } from './service-answer';
+import { InFlightCapped } from '../metering/in-flight';
 import { Metered } from '../metering/metered.decorator';
 import { ApiAuctionNotFound, ApiMeteredOk, ApiQueryErrors } from './api-responses';
 
@@ -58,7 +59,7 @@ const BIDS =
 
 /** GET /auctions: the body's JSON text, or the service's error thrown as an ApiException. */
 export async function searchAuctions(query: ServiceClient, params: SearchAuctionsQueryDto): Promise<JsonText<AuctionListResponseDto>> {
-  return unwrapReply(await query.send(QueryPatterns.SearchAuctions, { ...params }));
+  return answerOf(await query.send(QueryPatterns.SearchAuctions, { ...params }));
 }
 
 /** GET /auctions/live. */
@@ -66,7 +67,7 @@ export async function listLiveAuctions(
   query: ServiceClient,
   params: LiveAuctionsQueryDto,
 ): Promise<JsonText<LiveAuctionListResponseDto>> {
-  return unwrapReply(await query.send(QueryPatterns.ListLiveAuctions, { ...params }));
+  return answerOf(await query.send(QueryPatterns.ListLiveAuctions, { ...params }));
 }
 
 /** GET /auctions/{auction_id}/bids (404 for an unknown auction). */
@@ -75,11 +76,12 @@ export async function listBids(
   path: AuctionIdParamDto,
   params: ListBidsQueryDto,
 ): Promise<JsonText<BidListResponseDto>> {
-  return unwrapReply(await query.send(QueryPatterns.ListBids, { ...params, auction_id: path.auction_id }));
+  return answerOf(await query.send(QueryPatterns.ListBids, { ...params, auction_id: path.auction_id }));
 }
 
 @ApiTags('Auctions')
 @ApiBearerAuth()
+@InFlightCapped()
 @Controller('auctions')
 export class AuctionsController {
   constructor(@Inject(QUERY_CLIENT) private readonly query: ServiceClient) {}

@@ -76,6 +76,20 @@ export function burstLimitExceeded(
   );
 }
 
+/** 429 of the per-account cap on requests in flight: not charged, retry once an answer is back. */
+export function tooManyInFlight(limit: number): ApiException {
+  return new ApiException(
+    429,
+    {
+      error: ErrorNames.RateLimit,
+      message:
+        `Too many requests in flight for this account (limit ${limit} at a time, all its API keys and console ` +
+        `sessions together): wait for an answer before sending another; retry after 1 s. Not counted`,
+    },
+    { 'retry-after': '1' },
+  );
+}
+
 export function monthlyLimitExceeded(plan: Plan, headers: Record<string, string>): ApiException {
   return new ApiException(
     429,

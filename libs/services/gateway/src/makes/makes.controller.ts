@@ -5,7 +5,7 @@ import { QUERY_CLIENT, ServiceClient } from '@cars/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiServiceDown, ApiValidationError } from '../auctions/api-responses';
 import { Public } from '../auth/auth.decorators';
-import { unwrapReply } from '../http/api-exception';
+import { answerOf } from '../auctions/service-answer';
 import { sendCacheable } from './http-cache';
 
 /** OpenAPI schema of `{data: [string]}`. */
@@ -31,12 +31,12 @@ const IF_NONE_MATCH = ApiHeader({
 
 /** GET /makes over the query service; shared with the MCP tool `list_makes`. */
 export async function listMakes(query: ServiceClient): Promise<NameListResponse> {
-  return unwrapReply(await query.send(QueryPatterns.ListMakes, {}));
+  return answerOf(await query.send(QueryPatterns.ListMakes, {}));
 }
 
 /** GET /models (400 for an unknown make); shared with the MCP tool `list_models`. */
 export async function listModels(query: ServiceClient, params: ListModelsQueryDto): Promise<NameListResponse> {
-  return unwrapReply(await query.send(QueryPatterns.ListModels, { make: params.make }));
+  return answerOf(await query.send(QueryPatterns.ListModels, { make: params.make }));
 }
 
 @ApiTags('Reference')

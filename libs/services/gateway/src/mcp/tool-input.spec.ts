@@ -43,11 +43,11 @@ describe('toolInputSchema', () => {
 
 describe('parseToolInput', () => {
   it('gives the DTO instances the REST ValidationPipe gives, from JSON arguments or query-string text', () => {
-    const fromJson = parseToolInput(SEARCH, { make: 'Porsche', year_min: 1965, limit: 10, keyword: '  gt ' });
-    const fromText = parseToolInput(SEARCH, { make: 'Porsche', year_min: '1965', limit: '10', keyword: '  gt ' });
+    const fromJson = parseToolInput(SEARCH, { make: 'Porsche', year_min: 1965, limit: 10, keyword: '  gto ' });
+    const fromText = parseToolInput(SEARCH, { make: 'Porsche', year_min: '1965', limit: '10', keyword: '  gto ' });
     expect(fromJson).toEqual({ ok: true, values: [expect.any(SearchAuctionsQueryDto)] });
     expect(fromJson).toEqual(fromText);
-    expect(fromJson.ok && { ...fromJson.values[0] }).toEqual({ make: 'Porsche', year_min: 1965, limit: 10, keyword: 'gt' });
+    expect(fromJson.ok && { ...fromJson.values[0] }).toEqual({ make: 'Porsche', year_min: 1965, limit: 10, keyword: 'gto' });
   });
 
   it('answers the REST details for bad arguments, naming unknown ones', () => {

@@ -14,6 +14,7 @@ describe('loadApiAccessConfig', () => {
       burstCapacity: 20,
       keyCacheTtlMs: 10000,
       meteringPoolSize: 8,
+      maxInFlightPerAccount: 4,
     });
   });
 

@@ -14,6 +14,8 @@ export interface ApiAccessConfig {
   keyCacheTtlMs: number;
   /** Connections of the ledger pool (asynchronous commit). */
   meteringPoolSize: number;
+  /** Requests in flight per account and gateway process on `@InFlightCapped()` routes (0: no cap). */
+  maxInFlightPerAccount: number;
   /** The time plan expiry is judged at, per request (tests move it instead of waiting). */
   now: () => Date;
 }
@@ -36,6 +38,7 @@ export function loadApiAccessConfig(
     burstCapacity: e.BURST_CAPACITY,
     keyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     meteringPoolSize: e.METERING_POOL_SIZE,
+    maxInFlightPerAccount: e.GATEWAY_MAX_IN_FLIGHT_PER_ACCOUNT,
     now: () => new Date(),
     ...overrides,
   };

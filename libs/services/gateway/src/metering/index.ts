@@ -1,2 +1,3 @@
 export * from './api-access.config';
 export * from './metered.decorator';
+export { InFlightCapped } from './in-flight';

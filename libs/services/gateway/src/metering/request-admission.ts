@@ -2,12 +2,13 @@ import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { effectivePlan } from '@cars/accounts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { accountRequirementError, burstLimitExceeded } from '../auth/access.errors';
+import { accountRequirementError, burstLimitExceeded, tooManyInFlight } from '../auth/access.errors';
 import { paidPlanRequirement } from '../auth/auth.decorators';
 import { ApiPrincipal } from '../auth/principal';
 import { allowanceRejections } from '../metrics/gateway.metrics';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 import { BurstLimiter } from './burst-limiter';
+import { InFlightLimiter, isInFlightCapped } from './in-flight';
 import { isMetered } from './metered.decorator';
 import { MeterTicket, UsageMeter } from './usage-meter';
 import '../http/request-context';
@@ -24,7 +25,10 @@ export interface BurstBucket {
 /**
  * What follows authentication on every authenticated route — an API key's (ApiAccessGuard) or a
  * console session's (the account area's SessionGuard) — so both take the same path:
- *   429 burst limit (Retry-After) → 403 plan (`@RequiresPaidPlan`) → 429 monthly allowance.
+ *   429 requests in flight (`@InFlightCapped()` routes, Retry-After) → 429 burst limit (Retry-After)
+ *   → 403 plan (`@RequiresPaidPlan`) → 429 monthly allowance.
+ * The in-flight cap is checked first, in process memory: its 429 takes no burst token and
+ * reserves no unit.
  * On a `@Metered()` route the monthly unit is reserved concurrently with the burst check (one round
  * trip of waiting instead of two) and given back if the burst limit refuses; the response settles
  * it (`UsageMeter.track`). Validation runs after guards, so a 400 holds a unit for the moment it
@@ -36,6 +40,7 @@ export class RequestAdmission {
     private readonly reflector: Reflector,
     private readonly burst: BurstLimiter,
     private readonly meter: UsageMeter,
+    private readonly inFlight: InFlightLimiter,
     @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
   ) {}
 
@@ -43,7 +48,35 @@ export class RequestAdmission {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     request.principal = principal;
+    const slot = this.takePlace(context, principal, request, http.getResponse<FastifyReply>());
+    try {
+      await this.admitInPlace(context, principal, bucket, request);
+    } catch (error) {
+      slot?.release();
+      throw error;
+    }
+  }
 
+  /**
+   * A place among the account's requests in flight on a capped route (429 at the cap), given back
+   * when the response closes and the handler's work has ended (`InFlightWork`).
+   */
+  private takePlace(context: ExecutionContext, principal: ApiPrincipal, request: FastifyRequest, reply: FastifyReply) {
+    if (this.inFlight.limit === 0 || !isInFlightCapped(this.reflector, context)) return undefined;
+    const slot = this.inFlight.acquire(principal.accountId);
+    if (!slot) {
+      allowanceRejections.inc({ cause: 'in_flight' });
+      throw tooManyInFlight(this.inFlight.limit);
+    }
+    request.inFlightSlot = slot;
+    // The client may be gone already: 'close' would not come again.
+    if (reply.raw.destroyed || request.raw.socket?.destroyed) slot.responseClosed();
+    else reply.raw.once('close', () => slot.responseClosed());
+    return slot;
+  }
+
+  private async admitInPlace(context: ExecutionContext, principal: ApiPrincipal, bucket: BurstBucket, request: FastifyRequest): Promise<void> {
+    const http = context.switchToHttp();
     const now = this.config.now();
     const plan = effectivePlan(principal, now);
     const burst = this.burst.take(bucket.id);

@@ -15,10 +15,13 @@ export const httpRequestDuration = histogram({
   buckets: LATENCY_BUCKETS,
 });
 
-/** 429s of API access: `burst` (token bucket per key) or `monthly` (the plan's allowance). */
+/**
+ * 429s of API access: `in_flight` (the account's requests in flight), `burst` (token bucket per
+ * key) or `monthly` (the plan's allowance).
+ */
 export const allowanceRejections = counter({
   name: 'api_allowance_rejections_total',
-  help: 'Requests refused with 429 by the gateway, by cause (burst, monthly).',
+  help: 'Requests refused with 429 by the gateway, by cause (in_flight, burst, monthly).',
   labelNames: ['cause'] as const,
 });
 

@@ -4,7 +4,8 @@ import { StatsPatterns, StatsQueryDto, StatsResponse } from '@cars/contracts';
 import { ServiceClient, STATS_CLIENT } from '@cars/messaging';
 import { ApiAccessErrors, ApiMeteredOk, ApiPaidPlanRequired, ApiValidationError } from '../auctions/api-responses';
 import { RequiresPaidPlan } from '../auth/auth.decorators';
-import { unwrapReply } from '../http/api-exception';
+import { answerOf } from '../auctions/service-answer';
+import { InFlightCapped } from '../metering/in-flight';
 import { Metered } from '../metering/metered.decorator';
 
 const DESCRIPTION = [
@@ -30,17 +31,19 @@ const DESCRIPTION = [
 
 /** GET /stats over the stats service; shared with the MCP tool `get_price_stats` and `/account/stats`. */
 export async function getPriceStats(stats: ServiceClient, params: StatsQueryDto): Promise<StatsResponse> {
-  return unwrapReply(await stats.send(StatsPatterns.GetPriceStats, params));
+  return answerOf(await stats.send(StatsPatterns.GetPriceStats, params));
 }
 
 /**
  * What `/stats` is, wherever it is mounted (here, and `/account/stats` for console sessions): paid
- * plan, metered, and its OpenAPI description. The guard of the mount reads the same metadata.
+ * plan, metered, capped in flight per account, and its OpenAPI description. The guard of the
+ * mount reads the same metadata.
  */
 export const StatsRoute = () =>
   applyDecorators(
     RequiresPaidPlan('Pricing statistics'),
     Metered(),
+    InFlightCapped(),
     ApiOperation({ summary: 'Pricing statistics with a 12-month trend', description: DESCRIPTION }),
     ApiMeteredOk(StatsResponse),
     ApiValidationError(true),

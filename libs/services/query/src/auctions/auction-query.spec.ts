@@ -127,6 +127,15 @@ describe('auction SQL', () => {
     expect(countQuery('live', { keyword: 'matching numbers' }).values).toEqual(['%matching numbers%']);
   });
 
+  it('rechecks descriptions only for keywords of several fragments: a one-fragment token lookup is exact', () => {
+    expect(countQuery('completed', { keyword: 'numbers' }).text).not.toMatch(/description ILIKE/);
+    expect(countQuery('completed', { keyword: 'numbers' }).text).toMatch(/description_tokens WHERE token ILIKE/);
+    expect(countQuery('completed', { keyword: 'matching numbers' }).text).toMatch(/description ILIKE/);
+    // A walking page tests rows itself.
+    const request: PageRequest = { scope: 'completed', filters: { keyword: 'numbers' }, order: { sort: 'date', direction: 'desc' }, limit: 50 };
+    expect(pageQuery({ ...request, keywordStrategy: 'walk' }).text).toMatch(/description ILIKE/);
+  });
+
   it('derives one vocabulary pattern per fragment from where the keyword has spaces', () => {
     // One fragment: a token containing it.
     expect(descriptionTokenPatterns('atching')).toEqual(['%atching%']);

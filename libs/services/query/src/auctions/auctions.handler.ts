@@ -1,5 +1,6 @@
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
+import { StatementTimeoutReplies } from '@cars/persistence';
 import {
   AuctionListResponseDto,
   JsonText,
@@ -17,6 +18,7 @@ type Request<P extends keyof QueryMessages> = QueryMessages[P]['request'];
 
 /** RPC handlers of the auction routes; payloads are validated again on consume. */
 @Controller()
+@UseInterceptors(StatementTimeoutReplies)
 export class AuctionsHandler {
   constructor(private readonly auctions: AuctionsService) {}
 

@@ -1,5 +1,6 @@
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
+import { StatementTimeoutReplies } from '@cars/persistence';
 import {
   BidListResponseDto,
   JsonText,
@@ -12,6 +13,7 @@ import {
 import { BidsService } from './bids.service';
 
 @Controller()
+@UseInterceptors(StatementTimeoutReplies)
 export class BidsHandler {
   constructor(private readonly bids: BidsService) {}
 

@@ -1,5 +1,6 @@
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
+import { StatementTimeoutReplies } from '@cars/persistence';
 import {
   ListModelsQueryDto,
   NameListResponse,
@@ -14,6 +15,7 @@ import { MakesService } from './makes.service';
 type Request<P extends keyof QueryMessages> = QueryMessages[P]['request'];
 
 @Controller()
+@UseInterceptors(StatementTimeoutReplies)
 export class MakesHandler {
   constructor(private readonly makes: MakesService) {}
 

@@ -1,6 +1,7 @@
-import { createDataSource } from '@cars/persistence';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { createIsolatedDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
+import { PgSqlClient } from '../sql/sql-client';
 import { MakesRepository } from './makes.repository';
 
 /** MakesRepository against a migrated database of its own: the canonical make and model names. */
@@ -14,7 +15,7 @@ describe('MakesRepository (PostgreSQL)', () => {
     const database = await createIsolatedDatabase('makes_repository');
     drop = database.drop;
     db = await createDataSource({ url: database.url, poolSize: 4, applicationName: 'test' }).initialize();
-    repository = new MakesRepository(db);
+    repository = new MakesRepository(new PgSqlClient(pgPoolOf(db)));
     const makes: { id: number; name: string }[] = await db.query(
       `INSERT INTO makes (name) VALUES ('Porsche'), ('alfa Romeo'), ('BMW'), ('Zagato'), ('Mercedes-Benz') RETURNING id, name`,
     );

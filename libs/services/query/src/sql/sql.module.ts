@@ -1,16 +1,16 @@
 import { Module } from '@nestjs/common';
-import { PG_POOL } from '@cars/persistence';
-import { Pool } from 'pg';
+import { ReadPool, readPoolProvider } from '@cars/persistence';
+import { loadEnv, ReadServicesEnv } from '@cars/runtime';
 import { PgSqlClient, SqlClient } from './sql-client';
 
-/** The query repositories use the process DataSource's own pg pool directly (no TypeORM per query). */
+/**
+ * The query repositories run on the query service's ReadPool (every statement bounded by
+ * QUERY_STATEMENT_TIMEOUT_MS), directly on pg (no TypeORM per query).
+ */
 @Module({
   providers: [
-    {
-      provide: SqlClient,
-      inject: [PG_POOL],
-      useFactory: (pool: Pool): SqlClient => new PgSqlClient(pool),
-    },
+    readPoolProvider('query', () => loadEnv(ReadServicesEnv).QUERY_STATEMENT_TIMEOUT_MS),
+    { provide: SqlClient, inject: [ReadPool], useFactory: (reads: ReadPool): SqlClient => new PgSqlClient(reads.pool) },
   ],
   exports: [SqlClient],
 })

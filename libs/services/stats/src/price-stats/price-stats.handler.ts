@@ -1,5 +1,6 @@
-import { Controller } from '@nestjs/common';
+import { Controller, UseInterceptors } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
+import { StatementTimeoutReplies } from '@cars/persistence';
 import {
   RpcReply,
   StatsMessages,
@@ -13,6 +14,7 @@ import { PriceStatsService } from './price-stats.service';
 type Request<P extends keyof StatsMessages> = StatsMessages[P]['request'];
 
 @Controller()
+@UseInterceptors(StatementTimeoutReplies)
 export class PriceStatsHandler {
   constructor(private readonly stats: PriceStatsService) {}
 

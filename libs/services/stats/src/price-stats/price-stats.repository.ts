@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { QueryConfig } from 'pg';
-import { DataSource } from 'typeorm';
-import { pgPoolOf } from '@cars/persistence';
+import { ReadPool } from '@cars/persistence';
 
 /** What a stats request covers: an exact canonical make, optionally a model and model-year bounds. */
 export interface PriceStatsScope {
@@ -154,7 +153,7 @@ function buildStatement(shape: { model: boolean; yearMin: boolean; yearMax: bool
 export class PriceStatsRepository {
   private readonly statements = new Map<string, { name: string; text: string }>();
 
-  constructor(private readonly db: DataSource) {}
+  constructor(private readonly reads: ReadPool) {}
 
   /**
    * Names and figures of `scope` in one statement (one snapshot, one round trip); the trend covers
@@ -175,8 +174,7 @@ export class PriceStatsRepository {
     if (scope.yearMax !== undefined) values.push(scope.yearMax);
 
     const query: QueryConfig = { name: statement.name, text: statement.text, values };
-    const pool = pgPoolOf(this.db);
-    const row = (await pool.query<Row>(query)).rows[0];
+    const row = (await this.reads.pool.query<Row>(query)).rows[0];
     return {
       names: { make: row.resolved_make, model: row.resolved_model },
       figures: {

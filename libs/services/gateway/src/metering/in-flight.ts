@@ -1,0 +1,112 @@
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { gauge } from '@cars/metrics';
+import type { FastifyRequest } from 'fastify';
+import { finalize, Observable } from 'rxjs';
+import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's place among its account's requests in flight (`@InFlightCapped()` routes). */
+    inFlightSlot?: InFlightSlot;
+  }
+}
+
+export const IN_FLIGHT_CAPPED = 'cars:in-flight-capped';
+
+/**
+ * The route reaches the query or stats service with work whose cost depends on its parameters
+ * (`/auctions`, `/auctions/live`, bids, `/stats`, `/account/stats`, `/mcp`): an account's requests
+ * to these routes count against GATEWAY_MAX_IN_FLIGHT_PER_ACCOUNT (`RequestAdmission`).
+ */
+export const InFlightCapped = (): MethodDecorator & ClassDecorator => SetMetadata(IN_FLIGHT_CAPPED, true);
+
+export function isInFlightCapped(reflector: Reflector, context: ExecutionContext): boolean {
+  return reflector.getAllAndOverride<boolean | undefined>(IN_FLIGHT_CAPPED, [context.getHandler(), context.getClass()]) === true;
+}
+
+const requestsInFlight = gauge({
+  name: 'gateway_account_requests_in_flight',
+  help: 'Requests of accounts in flight on in-flight-capped routes (the per-account cap counts these), all accounts together.',
+});
+
+/**
+ * One admitted request's place. It is given back once the response has closed (answered, failed
+ * or abandoned by the client) **and** the handler's work has ended: a client that hangs up does
+ * not free the place while the service is still working for it (or abort-and-resend would run
+ * any number of statements at once). Work that never starts (a later guard refused) frees it with
+ * the response.
+ */
+export class InFlightSlot {
+  private closed = false;
+  private working = false;
+  private freed = false;
+
+  constructor(private readonly free: () => void) {}
+
+  responseClosed(): void {
+    this.closed = true;
+    if (!this.working) this.release();
+  }
+
+  workStarted(): void {
+    this.working = true;
+  }
+
+  workEnded(): void {
+    this.working = false;
+    if (this.closed) this.release();
+  }
+
+  /** Gives the place back now (idempotent). */
+  release(): void {
+    if (this.freed) return;
+    this.freed = true;
+    this.free();
+  }
+}
+
+/**
+ * Requests in flight per account, in this gateway process (not shared between replicas: N
+ * replicas allow N × the cap; the burst limit, shared in Redis, still bounds the rate).
+ */
+@Injectable()
+export class InFlightLimiter {
+  private readonly counts = new Map<string, number>();
+
+  constructor(@Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig) {}
+
+  get limit(): number {
+    return this.config.maxInFlightPerAccount;
+  }
+
+  /** A place for one more request of the account, or null when it has `limit` in flight. */
+  acquire(accountId: string): InFlightSlot | null {
+    const count = this.counts.get(accountId) ?? 0;
+    if (count >= this.limit) return null;
+    this.counts.set(accountId, count + 1);
+    requestsInFlight.inc();
+    return new InFlightSlot(() => {
+      const left = (this.counts.get(accountId) ?? 1) - 1;
+      if (left > 0) this.counts.set(accountId, left);
+      else this.counts.delete(accountId);
+      requestsInFlight.dec();
+    });
+  }
+
+  /** The account's requests in flight now. */
+  inFlight(accountId: string): number {
+    return this.counts.get(accountId) ?? 0;
+  }
+}
+
+/** Marks the handler's work of a request holding a place: started, and ended however it ends. */
+@Injectable()
+export class InFlightWork implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const slot = context.getType() === 'http' ? context.switchToHttp().getRequest<FastifyRequest>().inFlightSlot : undefined;
+    if (!slot) return next.handle();
+    slot.workStarted();
+    return next.handle().pipe(finalize(() => slot.workEnded()));
+  }
+}
