@@ -116,11 +116,14 @@ export class DeliveryStore {
       const { rows: probing } = await client.query<{ id: string }>(
         `WITH due AS (
            SELECT s.id FROM webhook_subscriptions s
+            CROSS JOIN LATERAL (
+              SELECT 1 FROM webhook_deliveries d
+               WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
+               LIMIT 1
+            ) AS waiting
             WHERE s.circuit_state <> 'closed' AND s.circuit_open_until <= now() AND s.enabled
               AND NOT (s.id = ANY($2::uuid[]))
-              AND EXISTS (SELECT 1 FROM webhook_deliveries d
-                           WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now())
-            FOR NO KEY UPDATE SKIP LOCKED
+            FOR NO KEY UPDATE OF s SKIP LOCKED
          )
          UPDATE webhook_subscriptions AS s
             SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $1::float8)
