@@ -412,6 +412,57 @@ describe('delivery worker', () => {
     expect((await api.post(account.apiKey, `/webhooks/${hook.id}/recover`, { since })).status).toBe(409);
   });
 
+  it('backs off an endpoint that keeps failing as a whole: its circuit shows in health, and resuming closes it', async () => {
+    const account = await createTestAccount(db, { plan: '10k' });
+    const hook = await subscribe(account, {});
+    receiver.answer = (req) => (req.path === hook.path ? { status: 500 } : { status: 200 });
+    const events: string[] = [];
+    for (let i = 0; i < 8; i += 1) events.push(await emit('auction.ended'));
+    const open = await waitFor('the circuit to open', async () => {
+      const health = (await api.get(account.apiKey, `/webhooks/${hook.id}`)).body.data.health;
+      return health.circuit === 'open' ? health : undefined;
+    });
+    expect(open.consecutive_failures).toBeGreaterThanOrEqual(5);
+    expect(Date.parse(open.circuit_retry_at)).toBeGreaterThan(Date.parse(open.circuit_opened_at));
+    // Waiting on the circuit uses no attempt: nothing has run out of its budget.
+    const [{ failed }] = await db.query(`SELECT count(*) FILTER (WHERE status = 'failed')::int AS failed FROM webhook_deliveries WHERE subscription_id = $1`, [
+      hook.id.slice(4),
+    ]);
+    expect(failed).toBe(0);
+
+    expect((await api.patch(account.apiKey, `/webhooks/${hook.id}`, { enabled: false })).status).toBe(200);
+    const resumed = await api.patch(account.apiKey, `/webhooks/${hook.id}`, { enabled: true });
+    expect(resumed.body.data.health).toMatchObject({ circuit: 'closed', circuit_retry_at: null, circuit_opened_at: null });
+    receiver.answer = () => ({ status: 200 });
+    const later = await emit('auction.ended');
+    expect(await finished(later, hook.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    await api.patch(account.apiKey, `/webhooks/${hook.id}`, { enabled: false });
+  });
+
+  it('a manual retry does not wait out an open circuit: its probe goes at once and closes it', async () => {
+    const account = await createTestAccount(db, { plan: '10k' });
+    const hook = await subscribe(account, {});
+    receiver.answer = (req) => (req.path === hook.path ? { status: 503 } : { status: 200 });
+    const eventId = await emit('auction.ended');
+    const first = await waitFor('the first attempt', async () => {
+      const row = await deliveryOf(eventId, hook.id);
+      return row?.attempts >= 1 && row.status === 'pending' ? row : undefined;
+    });
+    // The circuit open for an hour, as after many failed probes.
+    await db.query(
+      `UPDATE webhook_subscriptions SET circuit_state = 'open', circuit_open_until = now() + interval '1 hour', circuit_opened_at = now(), circuit_opens = 6
+        WHERE id = $1`,
+      [hook.id.slice(4)],
+    );
+    const health = (await api.get(account.apiKey, `/webhooks/${hook.id}`)).body.data.health;
+    expect(Date.parse(health.circuit_retry_at) - Date.now()).toBeGreaterThan(3_000_000);
+    receiver.answer = () => ({ status: 200 });
+    expect((await api.post(account.apiKey, `/webhooks/${hook.id}/deliveries/whd_${first.id}/retry`)).status).toBe(202);
+    expect(await finished(eventId, hook.id)).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect((await api.get(account.apiKey, `/webhooks/${hook.id}`)).body.data.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
+    await api.patch(account.apiKey, `/webhooks/${hook.id}`, { enabled: false });
+  });
+
   it.each([
     ['fails', 500, 'canceled', 0],
     ['succeeds', 200, 'succeeded', 1],
