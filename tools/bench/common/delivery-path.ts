@@ -1,7 +1,38 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import type { Observation } from '@cars/contracts';
+import { INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { buildEventEnvelope, Observation } from '@cars/contracts';
+import { DatabaseModule } from '@cars/persistence';
+import { DeliveryModule } from '@cars/service-delivery';
 import type { ObservationProcessor } from '@cars/service-change-detector';
+import { DataSource } from 'typeorm';
+
+const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
+
+/** The production delivery module in this process, with its production settings, driven by the database. */
+export async function startDeliveryWorker(url: string, masterKey: string): Promise<INestApplicationContext> {
+  @Module({
+    imports: [
+      DatabaseModule.forRoot({ url, poolSize: 10 }),
+      DeliveryModule.forRoot({ databaseUrl: url, secretKeys: masterKey, allowPrivateDestinations: true }),
+    ],
+  })
+  class WorkerRoot {}
+  const worker = await NestFactory.createApplicationContext(WorkerRoot, { logger: silent });
+  await worker.init();
+  return worker;
+}
+
+/** Events written to the outbox in one statement, as the change-detector writes them (Porsche, Bring a Trailer). */
+export async function insertEvents(db: DataSource, events: readonly ReturnType<typeof buildEventEnvelope>[]): Promise<void> {
+  await db.query(
+    `INSERT INTO events (id, type, api_version, created_at, payload, make, source)
+     SELECT x.id, x.type, '2026-10-17', now(), x.payload::json, 'Porsche', 'bringatrailer'
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS x(id, type, payload)`,
+    [events.map((e) => e.id), events.map((e) => e.type), events.map((e) => JSON.stringify(e))],
+  );
+}
 
 /** A loopback webhook receiver answering 200 to everything, noting when each webhook-id first arrived. */
 export interface Receiver {

@@ -1,17 +1,14 @@
 import 'reflect-metadata';
 import { createServer as createNetServer, AddressInfo, Server as NetServer, Socket } from 'node:net';
-import { INestApplicationContext, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { createAccount } from '@cars/accounts';
 import { buildEventEnvelope } from '@cars/contracts';
-import { createDataSource, DatabaseModule } from '@cars/persistence';
-import { DeliveryModule } from '@cars/service-delivery';
+import { createDataSource } from '@cars/persistence';
 import { migrateAndLoadReference, ObservationProcessor } from '@cars/service-change-detector';
 import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
 import { createDatabase, dropDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
 import { commandLine, integerFlag, parseFlags } from '../common/args';
-import { ConsumerLikeBatches, observation, startReceiver } from '../common/delivery-path';
+import { ConsumerLikeBatches, insertEvents, observation, startDeliveryWorker, startReceiver } from '../common/delivery-path';
 import { percentile } from '../common/latency';
 
 /**
@@ -63,7 +60,6 @@ const options = commandLine('bench:delivery-fairness', USAGE, (argv) => {
 });
 const NAME = 'cars_bench_delivery_fairness';
 const DEADLINE_MS = 30_000;
-const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 
 /** Accepts connections and never answers; counts them. */
 async function startHanging(): Promise<{ url: string; server: NetServer; sockets: Set<Socket>; connections: number }> {
@@ -125,21 +121,8 @@ async function main(): Promise<void> {
   const backlog = Array.from({ length: options.events }, (_, i) =>
     buildEventEnvelope('auction.created', { auction: { id: String(i + 1), title: '1973 Porsche 911 Carrera RS' } } as never, new Date()),
   );
-  await db.query(
-    `INSERT INTO events (id, type, api_version, created_at, payload, make, source)
-     SELECT x.id, 'auction.created', '2026-10-17', now(), x.payload::json, 'Porsche', 'bringatrailer' FROM unnest($1::text[], $2::text[]) AS x(id, payload)`,
-    [backlog.map((e) => e.id), backlog.map((e) => JSON.stringify(e))],
-  );
-
-  @Module({
-    imports: [
-      DatabaseModule.forRoot({ url, poolSize: 10 }),
-      DeliveryModule.forRoot({ databaseUrl: url, secretKeys: masterKey, allowPrivateDestinations: true }),
-    ],
-  })
-  class WorkerRoot {}
-  const worker: INestApplicationContext = await NestFactory.createApplicationContext(WorkerRoot, { logger: silent });
-  await worker.init();
+  await insertEvents(db, backlog);
+  const worker = await startDeliveryWorker(url, masterKey);
   const fannedOut = options.events * failing.length;
   const startedAt = performance.now();
   await waitFor(async () => (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries`))[0].n >= fannedOut, 120_000);

@@ -1,11 +1,8 @@
 import 'reflect-metadata';
 import { availableParallelism } from 'node:os';
-import { INestApplicationContext, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { createAccount } from '@cars/accounts';
 import { buildEventEnvelope } from '@cars/contracts';
-import { createDataSource, DatabaseModule } from '@cars/persistence';
-import { DeliveryModule } from '@cars/service-delivery';
+import { createDataSource } from '@cars/persistence';
 import { migrateAndLoadReference, ObservationProcessor } from '@cars/service-change-detector';
 import { generateMasterKey, generateSigningSecret, SecretCipher, webhookHeaders } from '@cars/signing';
 import { createDatabase, dropDatabase } from '@cars/testing';
@@ -13,7 +10,7 @@ import { Pool } from 'undici';
 import { ownCpuMs, processesCpuMs } from '../common/cpu';
 import { commandLine, integerFlag, numberFlag, parseFlags } from '../common/args';
 import { summarize } from '../common/latency';
-import { ConsumerLikeBatches, observation, Receiver, startReceiver, until } from '../common/delivery-path';
+import { ConsumerLikeBatches, insertEvents, observation, Receiver, startDeliveryWorker, startReceiver, until } from '../common/delivery-path';
 
 /**
  * Delivery benchmark:
@@ -50,7 +47,6 @@ const { deliveries: N, seconds: SECONDS } = commandLine('bench:delivery', USAGE,
 });
 const NAME = 'cars_bench_delivery';
 const CONNECTIONS = 10;
-const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 
 /** CPU time per request (µs) of this process and of the PostgreSQL server over a run. */
 interface CpuShare {
@@ -110,15 +106,7 @@ async function main(): Promise<void> {
       `CPU per request: this process (client + receiver) ${bareCpu.own.toFixed(0)} µs\n`,
   );
 
-  @Module({
-    imports: [
-      DatabaseModule.forRoot({ url, poolSize: 10 }),
-      DeliveryModule.forRoot({ databaseUrl: url, secretKeys: masterKey, allowPrivateDestinations: true }),
-    ],
-  })
-  class WorkerRoot {}
-  const worker: INestApplicationContext = await NestFactory.createApplicationContext(WorkerRoot, { logger: silent });
-  await worker.init();
+  const worker = await startDeliveryWorker(url, masterKey);
 
   // Throughput: N events committed at once.
   const before = receiver.count;
@@ -129,11 +117,7 @@ async function main(): Promise<void> {
   const { result: done, cpu } = await measuringCpu(
     () => N,
     async () => {
-      await db.query(
-        `INSERT INTO events (id, type, api_version, created_at, payload, make, source)
-         SELECT x.id, 'auction.ended', '2026-10-17', now(), x.payload::json, 'Porsche', 'bringatrailer' FROM unnest($1::text[], $2::text[]) AS x(id, payload)`,
-        [events.map((e) => e.id), events.map((e) => JSON.stringify(e))],
-      );
+      await insertEvents(db, events);
       return until(receiver, before + N);
     },
   );
