@@ -57,6 +57,19 @@ describe('PATCH /webhooks/{id} body', () => {
     expect(parsePatchInput({ secret: 'x' })).toEqual({ ok: false, details: { secret: ['secret is not a recognised field'] } });
     expect(parsePatchInput(null)).toEqual({ ok: false, details: { body: ['the body must be a JSON object'] } });
   });
+
+  it('names members called like built-in properties as unknown instead of failing on them', () => {
+    const body = JSON.parse('{"toString":-1,"constructor":{},"__proto__":{"x":1},"hasOwnProperty":1,"filters":{"valueOf":2}}') as unknown;
+    for (const outcome of [parsePatchInput(body), parseCreateInput(body)]) {
+      expect(outcome.ok).toBe(false);
+      const details = (outcome as { details: Record<string, string[]> }).details;
+      expect(details.toString).toEqual(['toString is not a recognised field']);
+      expect(details.constructor).toEqual(['constructor is not a recognised field']);
+      expect(Object.getOwnPropertyDescriptor(details, '__proto__')?.value).toEqual(['__proto__ is not a recognised field']);
+      expect(details.hasOwnProperty).toEqual(['hasOwnProperty is not a recognised field']);
+      expect(details['filters.valueOf']).toEqual(['filters.valueOf is not a recognised field']);
+    }
+  });
 });
 
 describe('activation boundary (SPEC Emission rule 6)', () => {

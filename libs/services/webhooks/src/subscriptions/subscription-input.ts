@@ -31,13 +31,22 @@ const hasNul = (value: string): boolean => value.includes('\u0000');
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** Problems by member. Members are the client's own keys (`toString`, `__proto__`…): kept in a Map, never looked up on an object. */
 class Details {
-  readonly all: Record<string, string[]> = {};
+  private readonly members = new Map<string, string[]>();
   add(member: string, message: string): void {
-    (this.all[member] ??= []).push(message);
+    const messages = this.members.get(member);
+    if (messages) messages.push(message);
+    else this.members.set(member, [message]);
+  }
+  get count(): number {
+    return this.members.size;
   }
   get empty(): boolean {
-    return Object.keys(this.all).length === 0;
+    return this.members.size === 0;
+  }
+  get all(): Record<string, string[]> {
+    return Object.fromEntries(this.members);
   }
 }
 
@@ -95,7 +104,7 @@ function eventTypes(value: unknown, details: Details): SubscribableEventType[] |
 
 function filters(value: unknown, details: Details): WebhookFilters | undefined {
   if (!isObject(value)) return void details.add('filters', 'filters must be an object (or {} for none)');
-  const before = Object.keys(details.all).length;
+  const before = details.count;
   unknownMembers(value, FILTER_MEMBERS, details, 'filters.');
   const result: WebhookFilters = {};
   if (value.auction_id !== undefined) {
@@ -117,7 +126,7 @@ function filters(value: unknown, details: Details): WebhookFilters | undefined {
     if (!known) details.add('filters.source', `filters.source must be one of: ${AUCTION_SOURCES.join(', ')} (any case)`);
     else result.source = value.source as string;
   }
-  return Object.keys(details.all).length === before ? result : undefined;
+  return details.count === before ? result : undefined;
 }
 
 /** POST /webhooks: `url` and `event_types` required; `description` defaults to "", `filters` to {}. */
