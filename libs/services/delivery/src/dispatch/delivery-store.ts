@@ -141,14 +141,16 @@ export class DeliveryStore {
                   s.consecutive_failures > 0 OR s.id = ANY($2::uuid[]) AS failing
              FROM webhook_subscriptions s
              LEFT JOIN unnest($3::uuid[], $4::int[]) AS h(id, n) ON h.id = s.id
+             LEFT JOIN unnest($6::uuid[], $7::int[]) AS a(id, n) ON a.id = s.account_id
             CROSS JOIN LATERAL (
               SELECT d.id, d.event_id, d.event_type, d.payload, d.attempts, d.next_attempt_at
                 FROM webhook_deliveries d
                WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
                ORDER BY d.attempts > 0, d.next_attempt_at
-               LIMIT least($1::int, CASE WHEN s.id = ANY($2::uuid[]) THEN 1
-                                         WHEN s.consecutive_failures > 0 THEN greatest(0, 1 - coalesce(h.n, 0))
-                                         ELSE greatest(0, $5::int - coalesce(h.n, 0)) END)
+               LIMIT least($1::int, greatest(0, $8::int - coalesce(a.n, 0)),
+                           CASE WHEN s.id = ANY($2::uuid[]) THEN 1
+                                WHEN s.consecutive_failures > 0 THEN greatest(0, 1 - coalesce(h.n, 0))
+                                ELSE greatest(0, $5::int - coalesce(h.n, 0)) END)
                FOR UPDATE OF d SKIP LOCKED
             ) c
             WHERE s.enabled AND (s.circuit_state = 'closed' OR s.id = ANY($2::uuid[]))
