@@ -45,31 +45,85 @@ export class ReadPool implements OnApplicationShutdown {
   }
 }
 
+/** A costly statement did not get its turn within the wait (CostlyTurns). */
+export class NoTurnError extends Error {
+  constructor(waitedMs: number) {
+    super(`no turn for a costly statement within ${waitedMs} ms`);
+    this.name = 'NoTurnError';
+  }
+}
+
+/**
+ * Statements that test many rows one by one (a keyword of several words: its token lookups only
+ * narrow the candidates) take turns in this process: at most `capacity` run at once, the others
+ * wait in order, at most `maxWaitMs` (then NoTurnError, a 503). Whoever sends them, they can then
+ * keep at most `capacity` cores busy, and every other statement finds the rest.
+ */
+export class CostlyTurns {
+  private running = 0;
+  private readonly waiting: { start(): void; timer: NodeJS.Timeout }[] = [];
+
+  constructor(
+    readonly capacity: number,
+    readonly maxWaitMs: number,
+  ) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    await this.turn();
+    try {
+      return await work();
+    } finally {
+      this.running -= 1;
+      this.waiting.shift()?.start();
+    }
+  }
+
+  private turn(): Promise<void> {
+    if (this.running < this.capacity) {
+      this.running += 1;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const entry = {
+        start: () => {
+          clearTimeout(entry.timer);
+          this.running += 1;
+          resolve();
+        },
+        timer: setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(entry), 1);
+          reject(new NoTurnError(this.maxWaitMs));
+        }, this.maxWaitMs),
+      };
+      this.waiting.push(entry);
+    });
+  }
+}
+
 /** PostgreSQL stopped the statement at `statement_timeout` (not a cancel by an operator). */
 export function isStatementTimeout(error: unknown): boolean {
   return sqlState(error) === '57014' && /statement timeout/i.test(errorMessage(error));
 }
 
+const TOO_LONG =
+  'The query took too long and was stopped: narrow it (more selective filters, a longer keyword, a smaller page) ' +
+  'or try again shortly';
+const NO_TURN =
+  'Too many broad keyword searches are running: narrow the keyword (one word, or rarer words) or try again shortly';
+
 /**
- * RPC handlers of a read service: a statement stopped at the statement timeout is answered as a
- * 503 that names the cause (the gateway adds Retry-After), not as a failed request.
+ * RPC handlers of a read service: a statement stopped at the statement timeout, or a costly one
+ * that got no turn, is answered as a 503 that names the cause (the gateway adds Retry-After), not
+ * as a failed request.
  */
 @Injectable()
 export class StatementTimeoutReplies implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
-      catchError((error: unknown) =>
-        isStatementTimeout(error)
-          ? of(
-              rpcError(503, {
-                error: ErrorNames.ServiceUnavailable,
-                message:
-                  'The query took too long and was stopped: narrow it (more selective filters, a longer keyword, ' +
-                  'a smaller page) or try again shortly',
-              }),
-            )
-          : throwError(() => error),
-      ),
+      catchError((error: unknown) => {
+        const message = isStatementTimeout(error) ? TOO_LONG : error instanceof NoTurnError ? NO_TURN : undefined;
+        return message ? of(rpcError(503, { error: ErrorNames.ServiceUnavailable, message })) : throwError(() => error);
+      }),
     );
   }
 }

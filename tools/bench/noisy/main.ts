@@ -25,7 +25,8 @@ import { prepareDataset } from '../query/dataset';
  *
  *   phase 0: the victim alone;
  *   phase 1: the attacker's keyword attack at `attack-rate`/s, fresh filters on every request
- *            (so no count cache helps): two-letter keywords and broad three-letter ones;
+ *            (so no count cache helps): two-letter keywords, and broad ones (three letters found in
+ *            nearly every description, and two-word keywords made of them);
  *   phase 2: the attacker's MCP attack: one JSON-RPC batch of `batch` `search_auctions` calls
  *            per second, and single `search_auctions` calls with broad keywords filling the rest
  *            of its burst rate.
@@ -239,7 +240,9 @@ async function buildMix(databaseUrl: string): Promise<Mix> {
       );
     }
     const notes = [`makes ${makes.join(', ')}; victim keywords ${words.join(', ')}`];
-    const broadKeywords = ['the', 'and', 'ing', 'car'];
+    // Three-letter ones found in nearly every description, and two-word ones built of them (whose
+    // token lookups cannot decide alone: every candidate description is tested).
+    const broadKeywords = ['the', 'ing', 'the car', 'and the'];
     for (const keyword of broadKeywords) {
       const [{ n }] = (await db.query(
         `SELECT count(*)::int AS n FROM auctions WHERE NOT is_live AND (title ILIKE $1 OR description ILIKE $1)`,
@@ -337,8 +340,8 @@ async function main(): Promise<number> {
     const keywordAttack = async (tally: Tally): Promise<void> => {
       await openLoop(options.attackRate, options.seconds, async (i) => {
         const keyword = i % 2 === 0 ? mix.shortKeywords[(i / 2) % mix.shortKeywords.length] : mix.broadKeywords[((i - 1) / 2) % mix.broadKeywords.length];
-        const res = await attacker.get(`/auctions?keyword=${keyword}&${attackFilters(i)}&limit=1`).catch(() => ({ status: 0, body: '' }));
-        tally.add(`${keyword.length === 2 ? 'short' : 'broad'} ${res.status}`);
+        const res = await attacker.get(`/auctions?keyword=${encodeURIComponent(keyword)}&${attackFilters(i)}&limit=1`).catch(() => ({ status: 0, body: '' }));
+        tally.add(`${keyword.length === 2 ? 'short' : keyword.includes(' ') ? 'broad-2w' : 'broad'} ${res.status}`);
       });
     };
 

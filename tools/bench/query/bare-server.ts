@@ -7,6 +7,7 @@ import {
   PgSqlClient,
 } from '@cars/service-query';
 import { RpcReply } from '@cars/contracts';
+import { CostlyTurns } from '@cars/persistence';
 import Fastify, { FastifyReply } from 'fastify';
 import { Pool } from 'pg';
 import { runBenchChild } from '../common/child';
@@ -35,7 +36,8 @@ async function main(): Promise<{ close(): Promise<void> }> {
     application_name: 'bench-query-bare',
   });
   const sql = new PgSqlClient(pool);
-  const auctions = new AuctionsService(new AuctionsRepository(sql));
+  // Costly keyword statements take turns as in the query service.
+  const auctions = new AuctionsService(new AuctionsRepository(sql, new CostlyTurns(1, 60_000)));
   const bids = new BidsService(new BidsRepository(sql));
   const app = Fastify({ logger: false });
 

@@ -1,5 +1,5 @@
 import { AUCTION_SORTS, LIVE_AUCTION_SORTS, SortDirection } from '@cars/contracts';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
+import { CostlyTurns, createDataSource, pgPoolOf } from '@cars/persistence';
 import { AuctionSeed, createIsolatedDatabase, insertAuctions } from '@cars/testing';
 import { DataSource } from 'typeorm';
 import { PgSqlClient } from '../sql/sql-client';
@@ -90,7 +90,7 @@ describe('AuctionsRepository (PostgreSQL)', () => {
     const database = await createIsolatedDatabase('auctions_repository');
     drop = database.drop;
     db = await createDataSource({ url: database.url, poolSize: 4, applicationName: 'test' }).initialize();
-    repository = new AuctionsRepository(new PgSqlClient(pgPoolOf(db)));
+    repository = new AuctionsRepository(new PgSqlClient(pgPoolOf(db)), new CostlyTurns(1, 10_000));
     const entries = [
       ...Object.entries(COMPLETED),
       ...Object.entries(LIVE).map(([name, seed]): [string, Seed] => [name, { ...seed, is_live: true }]),

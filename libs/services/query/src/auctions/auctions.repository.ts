@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { CostlyTurns } from '@cars/persistence';
 import { SqlClient } from '../sql/sql-client';
 import {
   AuctionFilters,
@@ -38,7 +39,18 @@ export type PageFetch = Omit<PageRequest, 'nullsOnly'>;
 
 @Injectable()
 export class AuctionsRepository {
-  constructor(private readonly sql: SqlClient) {}
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly turns: CostlyTurns,
+  ) {}
+
+  /**
+   * A keyword of several words on completed auctions: its token lookups only narrow the candidates,
+   * each of which is then tested (ILIKE) — up to every description. Its statements take turns.
+   */
+  private costly(scope: AuctionScope, filters: AuctionFilters): boolean {
+    return scope === 'completed' && filters.keyword !== undefined && filters.keyword.includes(' ');
+  }
 
   async dataState(): Promise<DataState> {
     const [row] = await this.sql.query<DataState>(DATA_VERSION_QUERY.text, DATA_VERSION_QUERY.values);
@@ -50,11 +62,8 @@ export class AuctionsRepository {
     // Live rows keep their small trigram indexes; completed ones use title trigrams and description tokens.
     const keyword = filters.keyword;
     const indexed = keyword !== undefined && (scope === 'live' ? [...keyword].length >= 3 : keywordIndexable(keyword));
-    const [row] = await this.sql.queryWith<{ total: number }>(
-      indexed ? KEYWORD_COUNT_SETTINGS : COUNT_SETTINGS,
-      text,
-      values,
-    );
+    const count = () => this.sql.queryWith<{ total: number }>(indexed ? KEYWORD_COUNT_SETTINGS : COUNT_SETTINGS, text, values);
+    const [row] = this.costly(scope, filters) ? await this.turns.run(count) : await count();
     return row?.total ?? 0;
   }
 
@@ -64,13 +73,17 @@ export class AuctionsRepository {
       : this.sql.query<AuctionRow>(query.text, query.values);
   }
 
+  private fetch(request: PageFetch, query: SqlQuery, strategy?: KeywordStrategy): Promise<AuctionRow[]> {
+    return this.costly(request.scope, request.filters) ? this.turns.run(() => this.run(query, strategy)) : this.run(query, strategy);
+  }
+
   /**
    * Up to `limit` rows: after skipping `offset`, or strictly after the keyset position `after`.
    * Nulls sort last: when a keyset page runs out of non-null values it continues into the rows
    * whose sort value is null, in id order. `strategy` is for keyword filters of /auctions.
    */
   async page(request: PageFetch, strategy?: KeywordStrategy): Promise<AuctionRow[]> {
-    const rows = await this.run(pageQuery({ ...request, keywordStrategy: strategy }), strategy);
+    const rows = await this.fetch(request, pageQuery({ ...request, keywordStrategy: strategy }), strategy);
     const intoNulls =
       rows.length < request.limit &&
       request.after !== undefined &&
@@ -86,6 +99,6 @@ export class AuctionsRepository {
       limit: request.limit - rows.length,
       keywordStrategy: strategy,
     });
-    return rows.concat(await this.run(tail, strategy));
+    return rows.concat(await this.fetch(request, tail, strategy));
   }
 }

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ReadPool, readPoolProvider } from '@cars/persistence';
+import { CostlyTurns, ReadPool, readPoolProvider } from '@cars/persistence';
 import { loadEnv, ReadServicesEnv } from '@cars/runtime';
 import { PgSqlClient, SqlClient } from './sql-client';
 
@@ -11,7 +11,9 @@ import { PgSqlClient, SqlClient } from './sql-client';
   providers: [
     readPoolProvider('query', () => loadEnv(ReadServicesEnv).QUERY_STATEMENT_TIMEOUT_MS),
     { provide: SqlClient, inject: [ReadPool], useFactory: (reads: ReadPool): SqlClient => new PgSqlClient(reads.pool) },
+    // One costly statement at a time per process, waiting at most as long as a statement may run.
+    { provide: CostlyTurns, inject: [ReadPool], useFactory: (reads: ReadPool) => new CostlyTurns(1, reads.statementTimeoutMs) },
   ],
-  exports: [SqlClient],
+  exports: [SqlClient, CostlyTurns],
 })
 export class SqlModule {}

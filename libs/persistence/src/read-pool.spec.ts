@@ -1,0 +1,44 @@
+import { CostlyTurns, isStatementTimeout, NoTurnError } from './read-pool';
+
+describe('CostlyTurns', () => {
+  it('runs at most `capacity` at once, the others in order as turns free up', async () => {
+    const turns = new CostlyTurns(1, 10_000);
+    const order: string[] = [];
+    let release!: () => void;
+    const first = turns.run(() => new Promise<void>((resolve) => (release = resolve)).then(() => order.push('first')));
+    const second = turns.run(async () => order.push('second'));
+    const third = turns.run(async () => order.push('third'));
+    await Promise.resolve();
+    expect(order).toEqual([]);
+    release();
+    await Promise.all([first, second, third]);
+    expect(order).toEqual(['first', 'second', 'third']);
+  });
+
+  it('gives a turn back when the work fails, and refuses a wait longer than maxWaitMs', async () => {
+    jest.useFakeTimers();
+    try {
+      const turns = new CostlyTurns(1, 500);
+      await expect(turns.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+      let release!: () => void;
+      const holding = turns.run(() => new Promise<void>((resolve) => (release = resolve)));
+      const waiting = turns.run(async () => 'never');
+      jest.advanceTimersByTime(500);
+      await expect(waiting).rejects.toBeInstanceOf(NoTurnError);
+      release();
+      await holding;
+      await expect(turns.run(async () => 'next')).resolves.toBe('next');
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
+
+describe('isStatementTimeout', () => {
+  it('knows PostgreSQL stopping a statement at statement_timeout from an operator cancel', () => {
+    const pgError = (message: string) => Object.assign(new Error(message), { code: '57014' });
+    expect(isStatementTimeout(pgError('canceling statement due to statement timeout'))).toBe(true);
+    expect(isStatementTimeout(pgError('canceling statement due to user request'))).toBe(false);
+    expect(isStatementTimeout(new Error('statement timeout'))).toBe(false);
+  });
+});
