@@ -99,6 +99,9 @@ async function main(): Promise<void> {
       WEBHOOK_SECRET_KEY: masterKey,
       WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
       DELIVERY_RETRY_DELAYS_MS: '200,400,800,1600,3200',
+      // The endpoint circuit scaled like the schedule (30 s doubling to 10 min).
+      DELIVERY_CIRCUIT_BACKOFF_MS: '100',
+      DELIVERY_CIRCUIT_MAX_BACKOFF_MS: '2000',
       DELIVERY_SWEEP_INTERVAL_MS: '200',
       DELIVERY_RECEIVER_TIMEOUT_MS: '2000',
       DELIVERY_LEASE_MS: '4000',

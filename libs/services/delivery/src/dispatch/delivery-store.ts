@@ -36,6 +36,8 @@ export interface ClaimedDelivery {
 export interface Holdings {
   endpoints: ReadonlyMap<string, number>;
   accounts: ReadonlyMap<string, number>;
+  /** Endpoints whose last attempt here failed, maybe not recorded yet: one attempt at a time. */
+  failing?: ReadonlySet<string>;
 }
 
 /** What recording a batch came to. */
@@ -138,7 +140,7 @@ export class DeliveryStore {
                   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_ciphertext END AS previous_ciphertext,
                   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_key_id END AS previous_key_id,
                   s.id = ANY($2::uuid[]) AS probe,
-                  s.consecutive_failures > 0 OR s.id = ANY($2::uuid[]) AS failing
+                  s.consecutive_failures > 0 OR s.id = ANY($2::uuid[]) OR s.id = ANY($9::uuid[]) AS failing
              FROM webhook_subscriptions s
              LEFT JOIN unnest($3::uuid[], $4::int[]) AS h(id, n) ON h.id = s.id
              LEFT JOIN unnest($6::uuid[], $7::int[]) AS a(id, n) ON a.id = s.account_id
@@ -149,7 +151,7 @@ export class DeliveryStore {
                ORDER BY d.attempts > 0, d.next_attempt_at
                LIMIT least($1::int, greatest(0, $8::int - coalesce(a.n, 0)),
                            CASE WHEN s.id = ANY($2::uuid[]) THEN 1
-                                WHEN s.consecutive_failures > 0 THEN greatest(0, 1 - coalesce(h.n, 0))
+                                WHEN s.consecutive_failures > 0 OR s.id = ANY($9::uuid[]) THEN greatest(0, 1 - coalesce(h.n, 0))
                                 ELSE greatest(0, $5::int - coalesce(h.n, 0)) END)
                FOR UPDATE OF d SKIP LOCKED
             ) c
@@ -177,6 +179,7 @@ export class DeliveryStore {
           heldAccounts.map(([id]) => id),
           heldAccounts.map(([, n]) => n),
           accountShare,
+          [...(held.failing ?? [])],
         ],
       );
       if (rows.length === 0) return [];

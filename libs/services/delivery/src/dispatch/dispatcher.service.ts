@@ -40,6 +40,8 @@ export class Dispatcher {
   private readonly cipher: SecretCipher;
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly accounts = new Map<string, Account>();
+  /** Endpoints whose last attempt here failed (until one succeeds): claimed one at a time even before the failure is recorded. */
+  private readonly failing = new Set<string>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly handingBack = new Set<Promise<void>>();
   private held = 0;
@@ -130,6 +132,7 @@ export class Dispatcher {
         const held = {
           endpoints: new Map([...this.endpoints].map(([id, e]) => [id, e.queue.length + e.active])),
           accounts: new Map([...this.accounts].map(([id, a]) => [id, a.held])),
+          failing: this.failing,
         };
         let claimed: ClaimedDelivery[];
         try {
@@ -185,9 +188,11 @@ export class Dispatcher {
         // success gives it the full cap again.
         if (outcome && !outcome.succeeded) {
           endpoint.cap = 1;
+          this.failing.add(id);
           this.handBack(id, endpoint);
         } else if (outcome) {
           endpoint.cap = this.options.perEndpointConcurrency;
+          this.failing.delete(id);
         }
         this.forgetIfIdle(id, endpoint);
         // This endpoint first, then any other waiting on the process or account cap.
