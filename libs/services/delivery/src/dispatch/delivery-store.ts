@@ -121,7 +121,7 @@ export class DeliveryStore {
             CROSS JOIN LATERAL (
               SELECT 1 FROM webhook_deliveries d
                WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
-               LIMIT 1
+               ORDER BY d.attempts > 0, d.next_attempt_at LIMIT 1
             ) AS waiting
             WHERE s.circuit_state <> 'closed' AND s.circuit_open_until <= now() AND s.enabled
               AND NOT (s.id = ANY($2::uuid[]))
@@ -141,7 +141,14 @@ export class DeliveryStore {
                   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_key_id END AS previous_key_id,
                   s.id = ANY($2::uuid[]) AS probe,
                   s.consecutive_failures > 0 OR s.id = ANY($2::uuid[]) OR s.id = ANY($9::uuid[]) AS failing
-             FROM webhook_subscriptions s
+             FROM (SELECT s.*, count(*) OVER (PARTITION BY s.account_id) AS siblings
+                     FROM webhook_subscriptions s
+                    CROSS JOIN LATERAL (
+                      SELECT 1 FROM webhook_deliveries d
+                       WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
+                       ORDER BY d.attempts > 0, d.next_attempt_at LIMIT 1 -- the order of webhook_deliveries_fair_idx: one index probe
+                    ) AS due
+                    WHERE s.enabled AND (s.circuit_state = 'closed' OR s.id = ANY($2::uuid[]))) AS s
              LEFT JOIN unnest($3::uuid[], $4::int[]) AS h(id, n) ON h.id = s.id
              LEFT JOIN unnest($6::uuid[], $7::int[]) AS a(id, n) ON a.id = s.account_id
             CROSS JOIN LATERAL (
@@ -149,13 +156,14 @@ export class DeliveryStore {
                 FROM webhook_deliveries d
                WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
                ORDER BY d.attempts > 0, d.next_attempt_at
-               LIMIT least($1::int, greatest(0, $8::int - coalesce(a.n, 0)),
+               -- Its part of the account's room, shared by its endpoints with due work (rows are locked as they are read), …
+               LIMIT least($1::int, ceil(greatest(0, $8::int - coalesce(a.n, 0))::numeric / s.siblings)::int,
+                           -- … and of its own: one for a probe or a failing endpoint, else the prefetch.
                            CASE WHEN s.id = ANY($2::uuid[]) THEN 1
                                 WHEN s.consecutive_failures > 0 OR s.id = ANY($9::uuid[]) THEN greatest(0, 1 - coalesce(h.n, 0))
                                 ELSE greatest(0, $5::int - coalesce(h.n, 0)) END)
                FOR UPDATE OF d SKIP LOCKED
             ) c
-            WHERE s.enabled AND (s.circuit_state = 'closed' OR s.id = ANY($2::uuid[]))
          ), turns AS (
            SELECT c.*, row_number() OVER (PARTITION BY c.subscription_id ORDER BY c.retry, c.next_attempt_at, c.id) AS turn
              FROM candidates c
