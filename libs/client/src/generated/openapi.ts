@@ -358,7 +358,7 @@ export interface paths {
          * Model Context Protocol endpoint (tools over the query API)
          * @description The Model Context Protocol over Streamable HTTP (stateless: no session, JSON responses) for AI agents, with the same API key. Tools: `list_makes`, `list_models`, `search_auctions`, `list_live_auctions`, `get_auction_bids`, `get_price_stats` — the REST routes' parameters, limits and result JSON. See docs/api/mcp.md.
          *
-         *     - The body is a JSON-RPC 2.0 message (or batch); send `Accept: application/json, text/event-stream`.
+         *     - The body is one JSON-RPC 2.0 message; send `Accept: application/json, text/event-stream`. A batch (a JSON array, which the current MCP revision no longer allows) is refused: HTTP 400 with JSON-RPC error -32600.
          *     - Every request takes a token of the burst limit (429 with `Retry-After`). A `tools/call` of a tool whose REST route counts counts once, and its plan and allowance errors are tool errors (`isError`) carrying the REST error body; `initialize`, `tools/list`, `list_makes` and `list_models` are free.
          *     - `GET /mcp` (no server-sent event stream) and `DELETE /mcp` (no session) answer 405.
          */
@@ -1970,7 +1970,7 @@ export interface operations {
                 price_min?: number;
                 /** @description Highest `price` (inclusive, in the item currency). */
                 price_max?: number;
-                /** @description Case-insensitive substring of the title or the description (surrounding spaces ignored). Keywords with a word of three or more characters are served by indexes. */
+                /** @description Case-insensitive substring of the title or the description (surrounding spaces ignored). It must contain a space-separated part of 3 or more characters, which the indexes look up ("M3 coupe", "911"; not "M3" or "a b": 400 `Validation Error` on `keyword`). */
                 keyword?: string;
                 /** @description Page number (page mode). */
                 page?: number;
@@ -2083,7 +2083,7 @@ export interface operations {
                 price_min?: number;
                 /** @description Highest `price` (inclusive, in the item currency). */
                 price_max?: number;
-                /** @description Case-insensitive substring of the title or the description (surrounding spaces ignored). Keywords with a word of three or more characters are served by indexes. */
+                /** @description Case-insensitive substring of the title or the description (surrounding spaces ignored). It must contain a space-separated part of 3 or more characters, which the indexes look up ("M3 coupe", "911"; not "M3" or "a b": 400 `Validation Error` on `keyword`). */
                 keyword?: string;
                 /** @description Page number (page mode). */
                 page?: number;
@@ -3175,7 +3175,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A JSON-RPC 2.0 request or notification of the Model Context Protocol, or a batch of them. */
+        /** @description One JSON-RPC 2.0 request or notification of the Model Context Protocol (batches are refused). */
         requestBody: {
             content: {
                 "application/json": {
