@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Agent, request as httpRequest } from 'node:http';
 import { createApiKey } from '@cars/accounts';
 import { Queues } from '@cars/contracts';
 import { caseResolver, PUBLIC_DESTINATIONS } from '@cars/net-guard/testing';
@@ -14,6 +15,19 @@ jest.setTimeout(60_000);
 const HOOK = 'https://hooks.example.com/caps';
 const resolver = caseResolver([...PUBLIC_DESTINATIONS, { url: HOOK, resolvesTo: ['93.184.215.14'], why: 'the caps spec’s receiver' }]);
 
+/** One request over `agent` (its pooled connections), the body parsed. */
+function sendOver(base: string, agent: Agent, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${path}`, { method, agent, headers }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 const statuses = (answers: { status: number }[]) => answers.map((a) => a.status).sort((a, b) => a - b);
 
 /**
@@ -26,6 +40,7 @@ describe('caps under concurrency', () => {
   let db: DataSource;
   let conformance: OpenApiConformance;
   let webhooks: WebhooksApi;
+  const send = (agent: Agent, method: string, path: string, headers: Record<string, string>) => sendOver(stack.url, agent, method, path, headers);
 
   beforeAll(async () => {
     db = await openTestDataSource();
@@ -50,12 +65,20 @@ describe('caps under concurrency', () => {
     const accountId: string = signedUp.body.account.id;
     for (let i = 0; i < 19; i += 1) await createApiKey(db, accountId);
 
-    const answers = await Promise.all(Array.from({ length: 20 }, () => browser.post('/account/keys')));
-    expect(statuses(answers)).toEqual([201, ...Array<number>(19).fill(409)]);
-    expect(answers.find((a) => a.status === 409)!.body).toEqual({
+    // Twenty connections open and warm first, so that the twenty creations arrive together.
+    const agent = new Agent({ keepAlive: true, maxSockets: 20 });
+    const session = { cookie: `cars_session=${browser.cookie}`, 'x-csrf-token': browser.csrf! };
+    try {
+      await Promise.all(Array.from({ length: 20 }, () => send(agent, 'GET', '/account/session', session)));
+      const answers = await Promise.all(Array.from({ length: 20 }, () => send(agent, 'POST', '/account/keys', session)));
+      expect(statuses(answers)).toEqual([201, ...Array<number>(19).fill(409)]);
+      expect(answers.find((a) => a.status === 409)!.body).toEqual({
       error: 'Conflict',
-      message: 'An account can have at most 20 active API keys: revoke one first',
-    });
+        message: 'An account can have at most 20 active API keys: revoke one first',
+      });
+    } finally {
+      agent.destroy();
+    }
     const [{ active }] = await db.query(`SELECT count(*)::int AS active FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`, [accountId]);
     expect(active).toBe(20);
   });
