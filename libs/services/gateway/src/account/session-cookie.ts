@@ -14,8 +14,8 @@ export function isLoopbackHost(hostname: string): boolean {
 
 /**
  * `Secure` unless the request reached a loopback host over plain HTTP (the quick start on
- * 127.0.0.1): a browser would drop a Secure cookie there. Behind a TLS-terminating proxy the
- * gateway must trust it (X-Forwarded-Proto), and any non-loopback host gets `Secure` anyway.
+ * 127.0.0.1): a browser would drop a Secure cookie there. Behind a TLS-terminating proxy, list
+ * it in TRUSTED_PROXIES so its X-Forwarded-Proto counts; any non-loopback host gets `Secure` anyway.
  */
 export function cookieIsSecure(request: FastifyRequest): boolean {
   return request.protocol === 'https' || !isLoopbackHost(request.hostname);
