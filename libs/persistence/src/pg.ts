@@ -42,6 +42,8 @@ export interface TransactionOptions {
    * durable.
    */
   asyncCommit?: boolean;
+  /** Planner or runtime settings for this transaction only (`SET LOCAL`), sent with its BEGIN: e.g. `jit = off`. */
+  settings?: readonly string[];
 }
 
 /** Runs `work` in one transaction, retrying deadlocks and serialization failures. */
@@ -51,7 +53,7 @@ export async function withTransaction<T>(
   options: TransactionOptions = {},
 ): Promise<T> {
   const attempts = options.attempts ?? 5;
-  const begin = options.asyncCommit ? 'BEGIN; SET LOCAL synchronous_commit = off' : 'BEGIN';
+  const begin = ['BEGIN', ...(options.asyncCommit ? ['synchronous_commit = off'] : []), ...(options.settings ?? [])].join('; SET LOCAL ');
   for (let attempt = 1; ; attempt += 1) {
     const client = await pool.connect();
     let broken = false;

@@ -65,6 +65,14 @@ interface ClaimRow {
 }
 
 /**
+ * The claim's transaction: each endpoint's range must come from webhook_deliveries_fair_idx in its
+ * order, never from another index and a sort of everything the endpoint has due — which the
+ * planner may pick when the table's statistics are stale (a new database, a sudden backlog). The
+ * sorts that remain (a few hundred rows at most) then look costly enough to JIT-compile: no JIT.
+ */
+const CLAIM_SETTINGS = ['enable_sort = off', 'jit = off'];
+
+/**
  * The delivery rows are the truth (DESIGN §6): claims, leases, outcomes and the allowance held by
  * attempts in flight all live in `webhook_deliveries`, so any worker can die at any point and the
  * next sweep puts things right.
@@ -87,8 +95,8 @@ export class DeliveryStore {
    * crashes and loses one, the delivery and the ledger lose it together (same transaction), and
    * the delivery is simply attempted again — at least once, charged once.
    */
-  private transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    return withTransaction(this.pool, work, { asyncCommit: true });
+  private transaction<T>(work: (client: PoolClient) => Promise<T>, settings?: readonly string[]): Promise<T> {
+    return withTransaction(this.pool, work, { asyncCommit: true, settings });
   }
 
   /**
@@ -115,8 +123,10 @@ export class DeliveryStore {
     const heldEndpoints = [...held.endpoints];
     const heldAccounts = [...held.accounts];
     return this.transaction(async (client) => {
-      const { rows: probing } = await client.query<{ id: string }>(
-        `WITH due AS (
+      // Named: prepared once per connection, not planned again at every claim.
+      const { rows: probing } = await client.query<{ id: string }>({
+        name: 'delivery-claim-probes',
+        text: `WITH due AS (
            SELECT s.id FROM webhook_subscriptions s
             CROSS JOIN LATERAL (
               SELECT 1 FROM webhook_deliveries d
@@ -131,10 +141,11 @@ export class DeliveryStore {
             SET circuit_state = 'half_open', circuit_open_until = now() + make_interval(secs => $1::float8)
            FROM due WHERE s.id = due.id
          RETURNING s.id`,
-        [this.options.leaseMs / 1000, heldEndpoints.map(([id]) => id)],
-      );
-      const { rows } = await client.query<ClaimRow>(
-        `WITH candidates AS (
+        values: [this.options.leaseMs / 1000, heldEndpoints.map(([id]) => id)],
+      });
+      const { rows } = await client.query<ClaimRow>({
+        name: 'delivery-claim',
+        text: `WITH candidates AS (
            SELECT c.id, s.id AS subscription_id, s.account_id, c.event_id, c.event_type, c.payload, c.attempts > 0 AS retry,
                   c.next_attempt_at, s.url, s.secret_ciphertext, s.secret_key_id,
                   CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_ciphertext END AS previous_ciphertext,
@@ -178,7 +189,7 @@ export class DeliveryStore {
           WHERE x.share <= $8::int - coalesce(a.n, 0)
           ORDER BY x.retry, x.turn, x.next_attempt_at, x.id
           LIMIT $1`,
-        [
+        values: [
           limit,
           probing.map((row) => row.id),
           heldEndpoints.map(([id]) => id),
@@ -189,7 +200,7 @@ export class DeliveryStore {
           accountShare,
           [...(held.failing ?? [])],
         ],
-      );
+      });
       if (rows.length === 0) return [];
       // One reservation per account for all its claimed rows when there is room; near the end of
       // an allowance, one unit at a time until it runs out (the rest wait).
@@ -264,7 +275,7 @@ export class DeliveryStore {
         );
       }
       return claimed;
-    });
+    }, CLAIM_SETTINGS);
   }
 
   /**
