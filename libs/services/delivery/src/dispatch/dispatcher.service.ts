@@ -40,7 +40,7 @@ export class Dispatcher {
   private readonly cipher: SecretCipher;
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly accounts = new Map<string, Account>();
-  /** Endpoints whose last attempt here failed (until one succeeds): claimed one at a time even before the failure is recorded. */
+  /** Endpoints whose last attempt here failed, until that is recorded (or one succeeds): claimed one at a time meanwhile. */
   private readonly failing = new Set<string>();
   private readonly attempts = new Set<Promise<void>>();
   private readonly handingBack = new Set<Promise<void>>();
@@ -240,6 +240,8 @@ export class Dispatcher {
         const batch = this.unrecorded.splice(0, RECORD_BATCH);
         try {
           const { openCircuits } = await this.store.record(batch.map((entry) => entry.result));
+          // Recorded: the endpoint's row says it is failing now, for every worker's claims.
+          for (const { result } of batch) if (!result.outcome.succeeded) this.failing.delete(result.delivery.subscriptionId);
           for (const id of openCircuits) {
             const endpoint = this.endpoints.get(id);
             if (endpoint) this.handBack(id, endpoint);
