@@ -73,6 +73,9 @@ export interface WebhookHealth {
   last_failure_at: string | null;
   pending_deliveries: number;
   oldest_pending_at: string | null;
+  /** `open`: backed off after failing in a row, its deliveries wait until `circuit_retry_at`; `half_open`: one probe in flight. */
+  circuit?: 'closed' | 'open' | 'half_open';
+  circuit_retry_at?: string | null;
 }
 
 export interface Webhook {

@@ -198,6 +198,14 @@ export function webhookDetailPage(context: PageContext): Node {
               ['Last success', time(w.health.last_success_at)],
               ['Last failure', time(w.health.last_failure_at)],
               ['Failed attempts in a row', number(w.health.consecutive_failures)],
+              [
+                'Deliveries',
+                w.health.circuit === 'open'
+                  ? `Backed off: the next attempt ${relative(w.health.circuit_retry_at)}, waiting ones use no attempts`
+                  : w.health.circuit === 'half_open'
+                    ? 'Backed off: one attempt is testing the endpoint'
+                    : 'Sent as they come',
+              ],
               ['Waiting deliveries', w.health.pending_deliveries ? `${number(w.health.pending_deliveries)} (oldest ${relative(w.health.oldest_pending_at)})` : 'None'],
             ])
           : h('p', { class: 'muted' }, 'No health figures yet.'),
