@@ -1,20 +1,25 @@
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { ValidationError, validateSync } from 'class-validator';
 import { compiledValidatorFor } from './compiled-validation';
+import { unrecognised } from './errors';
 
 /** class-validator errors → SPEC.md `details`: parameter name → messages. */
-export function toValidationDetails(errors: ValidationError[], parent = ''): Record<string, string[]> {
-  const details: Record<string, string[]> = {};
-  for (const error of errors) {
-    const name = parent ? `${parent}.${error.property}` : error.property;
-    const constraints = error.constraints ?? {};
-    const messages = Object.entries(constraints).map(([rule, message]) =>
-      rule === 'whitelistValidation' ? `${name} is not a recognised parameter` : message,
-    );
-    if (messages.length > 0) details[name] = messages;
-    if (error.children?.length) Object.assign(details, toValidationDetails(error.children, name));
-  }
-  return details;
+export function toValidationDetails(errors: ValidationError[]): Record<string, string[]> {
+  // Names are the client's keys (`__proto__`…): collected in a Map, then defined as own properties.
+  const details = new Map<string, string[]>();
+  const collect = (list: ValidationError[], parent: string) => {
+    for (const error of list) {
+      const name = parent ? `${parent}.${error.property}` : error.property;
+      const constraints = error.constraints ?? {};
+      const messages = Object.entries(constraints).map(([rule, message]) =>
+        rule === 'whitelistValidation' ? unrecognised(name, 'parameter') : message,
+      );
+      if (messages.length > 0) details.set(name, messages);
+      if (error.children?.length) collect(error.children, name);
+    }
+  };
+  collect(errors, '');
+  return Object.fromEntries(details);
 }
 
 export type ValidationOutcome<T> = { ok: true; value: T } | { ok: false; details: Record<string, string[]> };

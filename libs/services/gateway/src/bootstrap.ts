@@ -16,7 +16,7 @@ import {
   trustedProxyEntries,
 } from '@cars/runtime';
 import { ApiException } from './http/api-exception';
-import { ErrorEnvelopeFilter, errorNameOf, frameworkErrorResponse } from './http/error.filter';
+import { ErrorEnvelopeFilter, errorNameOf, frameworkErrorResponse, noRoute } from './http/error.filter';
 import { applyStrictQuery } from './http/strict-query.interceptor';
 import { createValidationPipe } from './http/validation.pipe';
 import { instrumentGateway } from './metrics/gateway.metrics';
@@ -174,6 +174,6 @@ function answerClientError(error: Error & { code?: string }, socket: Duplex): vo
  */
 function answerConnectRequests(adapter: FastifyAdapter): void {
   adapter.getInstance().server.on('connect', (request: IncomingMessage, socket: Duplex) => {
-    answerAndClose(socket, 404, notFound(`No route CONNECT ${(request.url ?? '').split('?')[0]}`));
+    answerAndClose(socket, 404, notFound(noRoute('CONNECT', request.url ?? '')));
   });
 }

@@ -52,7 +52,7 @@ export function assertSameSite(request: FastifyRequest, publicBaseUrl: string | 
   const origin = request.headers.origin;
   if (origin === undefined) return;
   if (!ownOrigins(request, publicBaseUrl).includes(origin.toLowerCase())) {
-    throw forbidden(`Cross-site request refused: Origin ${origin.slice(0, 200)} is not this site`);
+    throw forbidden('Cross-site request refused: the Origin header names another site than this one');
   }
 }
 

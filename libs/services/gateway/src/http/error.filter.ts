@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ServiceUnavailableError } from '@cars/messaging';
-import { ErrorBody, ErrorNames, errorMessage } from '@cars/contracts';
+import { boundedErrorBody, clip, ErrorBody, ErrorNames, errorMessage } from '@cars/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiException } from './api-exception';
 
@@ -99,7 +99,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
     } else if (status === 503) {
       this.logger.warn(`${request.method} ${request.url.split('?')[0]} → 503: ${String(exception)}${causeOf(exception)}`);
     }
-    void reply.status(status).headers(headers).type('application/json; charset=utf-8').send(body);
+    void reply.status(status).headers(headers).type('application/json; charset=utf-8').send(boundedErrorBody(body));
   }
 
   private toResponse(
@@ -121,7 +121,7 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       const error = errorNameOf(status);
       const message =
         status === 404
-          ? `No route ${request.method} ${request.url.split('?')[0]}`
+          ? noRoute(request.method, request.url)
           : status === 400
             ? 'The request is malformed'
             : (FIXED_MESSAGES[status] ?? exception.message);
@@ -138,4 +138,9 @@ export class ErrorEnvelopeFilter implements ExceptionFilter {
       headers: {},
     };
   }
+}
+
+/** The 404 of an unknown route names it, cut short (the path is the client's). */
+export function noRoute(method: string, url: string): string {
+  return `No route ${clip(method, 16)} ${clip(url.split('?')[0], 100)}`;
 }

@@ -2,7 +2,7 @@ import { CallHandler, ExecutionContext, INestApplication, Injectable, NestInterc
 import { INTERCEPTORS_METADATA, METHOD_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { ModulesContainer } from '@nestjs/core';
-import { validationError } from '@cars/contracts';
+import { unrecognised, validationError } from '@cars/contracts';
 import type { FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
 import { ApiException } from './api-exception';
@@ -59,7 +59,7 @@ export class StrictQueryInterceptor implements NestInterceptor {
       if (names.length > 0 && !this.handlerReadsQuery(context)) {
         throw new ApiException(
           400,
-          validationError(Object.fromEntries(names.map((name) => [name, [`${name} is not a recognised parameter`]]))),
+          validationError(Object.fromEntries(names.map((name) => [name, [unrecognised(name, 'parameter')]]))),
         );
       }
     }

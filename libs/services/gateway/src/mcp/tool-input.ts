@@ -1,6 +1,6 @@
 import { Type } from '@nestjs/common';
 import { DECORATORS } from '@nestjs/swagger';
-import { validatePlain } from '@cars/contracts';
+import { unrecognised, validatePlain } from '@cars/contracts';
 
 /**
  * A tool's input is the REST route's parameters, read from the same DTO classes: their
@@ -116,7 +116,7 @@ export function parseToolInput(inputs: readonly ToolInput[], args: Record<string
   if (inputs.length === 0) {
     // A route without parameters (GET /makes): what the strict-query interceptor answers.
     if (given.length === 0) return { ok: true, values: [] };
-    return { ok: false, details: Object.fromEntries(given.map(([name]) => [name, [`${name} is not a recognised parameter`]])) };
+    return { ok: false, details: Object.fromEntries(given.map(([name]) => [name, [unrecognised(name, 'parameter')]])) };
   }
   const owner = new Map<string, number>();
   inputs.forEach(({ dto }, index) => documentedProperties(dto).forEach((name) => owner.set(name, index)));

@@ -1,4 +1,4 @@
-import { parseDateTimeParam } from '@cars/contracts';
+import { parseDateTimeParam, unrecognised } from '@cars/contracts';
 
 /** The longest window one recover request covers. */
 export const RECOVER_MAX_DAYS = 14;
@@ -14,10 +14,10 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 export function parseRecoverWindow(body: unknown, now: Date): RecoverWindow {
   if (!isObject(body)) return { ok: false, details: { body: ['the body must be a JSON object such as {"since": "2026-11-20T00:00:00Z"}'] } };
-  const details: Record<string, string[]> = {};
-  for (const member of Object.keys(body)) {
-    if (member !== 'since' && member !== 'until') details[member] = [`${member} is not a recognised field`];
-  }
+  // Members are the client's keys (`__proto__`…): defined as own properties, never assigned.
+  const details: Record<string, string[]> = Object.fromEntries(
+    Object.keys(body).filter((member) => member !== 'since' && member !== 'until').map((member) => [member, [unrecognised(member, 'field')]]),
+  );
   const instant = (member: 'since' | 'until'): Date | null | undefined => {
     const value = body[member];
     if (value === undefined) return undefined;

@@ -1,4 +1,13 @@
-import { AUCTION_SOURCES, EventTypes, SUBSCRIBABLE_EVENT_TYPES, SubscribableEventType, WebhookFilters } from '@cars/contracts';
+import {
+  AUCTION_SOURCES,
+  clip,
+  ERROR_BODY_BOUNDS,
+  EventTypes,
+  SUBSCRIBABLE_EVENT_TYPES,
+  SubscribableEventType,
+  unrecognised,
+  WebhookFilters,
+} from '@cars/contracts';
 
 /**
  * The bodies of POST and PATCH /webhooks, checked member by member (SPEC "Webhook management"):
@@ -52,7 +61,7 @@ class Details {
 
 function unknownMembers(body: Record<string, unknown>, known: readonly string[], details: Details, prefix = ''): void {
   for (const member of Object.keys(body)) {
-    if (!known.includes(member)) details.add(`${prefix}${member}`, `${prefix}${member} is not a recognised field`);
+    if (!known.includes(member)) details.add(`${prefix}${member}`, unrecognised(`${prefix}${member}`, 'field'));
   }
 }
 
@@ -91,10 +100,10 @@ function eventTypes(value: unknown, details: Details): SubscribableEventType[] |
       details.add('event_types', 'webhook.test cannot be subscribed to: send one with POST /webhooks/{id}/test');
       ok = false;
     } else if (!(SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(item)) {
-      details.add('event_types', `unsupported event type "${item}" (supported: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')})`);
+      details.add('event_types', `unsupported event type "${clip(item, ERROR_BODY_BOUNDS.name)}" (supported: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')})`);
       ok = false;
     } else if (seen.has(item)) {
-      details.add('event_types', `"${item}" is listed twice`);
+      details.add('event_types', `"${clip(item, ERROR_BODY_BOUNDS.name)}" is listed twice`);
       ok = false;
     }
     if (typeof item === 'string') seen.add(item);
