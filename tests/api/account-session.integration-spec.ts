@@ -100,6 +100,15 @@ describe('account area: sessions', () => {
     expect(Object.keys(extra.body.details)).toEqual(['plan']);
   });
 
+  it('answers an email holding a NUL character with a 400, on sign-up and on sign-in', async () => {
+    const signUp = await client().post('/account/signup', { email: 'a\u0000b@example.test', password: PASSWORD });
+    expect(signUp.status).toBe(400);
+    expect(signUp.body.details.email).toEqual(['email must be an email address']);
+    const signIn = await client().post('/account/signin', { email: '\u0000', password: PASSWORD });
+    expect(signIn.status).toBe(400);
+    expect(signIn.body.details.email).toEqual(['email must not contain NUL characters']);
+  });
+
   it('takes JSON only on sign-up and sign-in (a form post, or no content type, is 415)', async () => {
     for (const path of ['/account/signup', '/account/signin']) {
       for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x']) {

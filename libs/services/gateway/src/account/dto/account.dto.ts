@@ -10,7 +10,7 @@ export class SignUpBodyDto {
   @ApiProperty({ type: 'string', example: 'you@example.com', maxLength: 254 })
   @IsString({ message: 'email must be a string' })
   @MaxLength(254, { message: 'email must be at most 254 characters' })
-  @Matches(/^\s*[^\s@]+@[^\s@]+\.[^\s@]+\s*$/, { message: 'email must be an email address' })
+  @Matches(/^\s*[^\s@\u0000]+@[^\s@\u0000]+\.[^\s@\u0000]+\s*$/, { message: 'email must be an email address' })
   email: string;
 
   @ApiProperty({ type: 'string', format: 'password', minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH, example: 'correct horse battery staple' })
@@ -24,6 +24,8 @@ export class SignInBodyDto {
   @ApiProperty({ type: 'string', example: 'you@example.com', maxLength: 254 })
   @IsString({ message: 'email must be a string' })
   @MaxLength(254, { message: 'email must be at most 254 characters' })
+  // PostgreSQL text cannot hold NUL: the lookup would fail, so it is a 400 here.
+  @Matches(/^[^\u0000]*$/, { message: 'email must not contain NUL characters' })
   email: string;
 
   @ApiProperty({ type: 'string', format: 'password', maxLength: PASSWORD_MAX_LENGTH })
