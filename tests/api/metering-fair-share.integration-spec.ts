@@ -144,6 +144,34 @@ describe('Fair share between accounts', () => {
     });
   });
 
+  describe('keyword searches of several words', () => {
+    it('lets each account have one in flight (429 beyond, not counted), another account and other searches are not held back', async () => {
+      const a = await createTestAccount(db);
+      const b = await createTestAccount(db);
+      const lock = await db.createQueryRunner();
+      await lock.startTransaction();
+      try {
+        await lock.query('LOCK TABLE auctions IN ACCESS EXCLUSIVE MODE');
+        const first = get('/auctions?limit=1&keyword=matching%20numbers', a.apiKey);
+        await until('the first search waiting', async () => (await inFlightGauge()) === 1);
+        const second = await get('/auctions?limit=1&keyword=numbers%20matching', a.apiKey);
+        expect(second.status).toBe(429);
+        expect(second.headers.get('retry-after')).toBe('1');
+        expect(second.body.message).toContain('Too many keyword searches of several words in flight for this account (limit 1 at a time)');
+        // The same account's other searches, and another account's several-word search, wait for the statement like the first.
+        const others = [get('/auctions?limit=1&keyword=gullwing', a.apiKey), get('/auctions?limit=1&keyword=matching%20numbers', b.apiKey)];
+        expect((await Promise.all([first, ...others])).map((r) => r.status)).toEqual([503, 503, 503]);
+      } finally {
+        await lock.rollbackTransaction();
+        await lock.release();
+      }
+      expect(await usage(a)).toBe(0);
+      // The lane is free again.
+      expect((await get('/auctions?limit=1&keyword=matching%20numbers', a.apiKey)).status).toBe(200);
+      expect(await usage(a)).toBe(1);
+    });
+  });
+
   describe('statement timeout', () => {
     it('answers a query stopped at the statement timeout with 503, Retry-After and the cause, not counted', async () => {
       const a = await createTestAccount(db);

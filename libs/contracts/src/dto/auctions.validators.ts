@@ -66,6 +66,15 @@ export function TextParam(maxLength: number, options: { trim?: boolean } = {}): 
 /** Characters of the shortest keyword part the indexes can look up (trigrams, description tokens). */
 export const KEYWORD_MIN_PART = 3;
 
+/**
+ * A keyword of several words: its token lookups only narrow the candidates, each of which is then
+ * tested (up to every description). The query service runs such statements one at a time, and
+ * the gateway lets each account have one of them in flight.
+ */
+export function isSeveralWordKeyword(keyword: string | undefined): boolean {
+  return keyword !== undefined && keyword.includes(' ');
+}
+
 /** Whether some space-separated part of `keyword` has KEYWORD_MIN_PART characters or more. */
 export function hasIndexablePart(keyword: string): boolean {
   return keyword.split(' ').some((part) => [...part].length >= KEYWORD_MIN_PART);

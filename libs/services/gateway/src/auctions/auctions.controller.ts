@@ -1,6 +1,7 @@
-import { Controller, Get, Header, Inject, Param, Query } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Param, Query, Req } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import {
+  isSeveralWordKeyword,
   AuctionIdParamDto,
   AuctionListResponseDto,
   BidListResponseDto,
@@ -13,7 +14,8 @@ import {
 } from '@cars/contracts';
 import { QUERY_CLIENT, ServiceClient } from '@cars/messaging';
 import { answerOf } from './service-answer';
-import { InFlightCapped } from '../metering/in-flight';
+import type { FastifyRequest } from 'fastify';
+import { InFlightCapped, InFlightSlot } from '../metering/in-flight';
 import { Metered } from '../metering/metered.decorator';
 import { ApiAuctionNotFound, ApiMeteredOk, ApiQueryErrors } from './api-responses';
 
@@ -57,9 +59,17 @@ const BIDS =
 
 // The routes' calls to the query service, shared with the MCP tools (src/mcp): one query path.
 
-/** GET /auctions: the body's JSON text, or the service's error thrown as an ApiException. */
-export async function searchAuctions(query: ServiceClient, params: SearchAuctionsQueryDto): Promise<JsonText<AuctionListResponseDto>> {
-  return answerOf(await query.send(QueryPatterns.SearchAuctions, { ...params }));
+/**
+ * GET /auctions: the body's JSON text, or the service's error thrown as an ApiException. A keyword
+ * of several words runs in the account's lane for them (`slot`: the request's place in flight).
+ */
+export async function searchAuctions(
+  query: ServiceClient,
+  params: SearchAuctionsQueryDto,
+  slot?: InFlightSlot,
+): Promise<JsonText<AuctionListResponseDto>> {
+  const send = async () => answerOf(await query.send(QueryPatterns.SearchAuctions, { ...params }));
+  return slot && isSeveralWordKeyword(params.keyword) ? slot.broadSearch(send) : send();
 }
 
 /** GET /auctions/live. */
@@ -92,8 +102,8 @@ export class AuctionsController {
   @ApiOperation({ summary: 'Search completed auctions', description: SEARCH })
   @ApiMeteredOk(AuctionListResponseDto)
   @ApiQueryErrors()
-  search(@Query() query: SearchAuctionsQueryDto): Promise<JsonText<AuctionListResponseDto>> {
-    return searchAuctions(this.query, query);
+  search(@Query() query: SearchAuctionsQueryDto, @Req() request: FastifyRequest): Promise<JsonText<AuctionListResponseDto>> {
+    return searchAuctions(this.query, query, request.inFlightSlot);
   }
 
   @Get('live')

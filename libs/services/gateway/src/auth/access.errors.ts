@@ -77,6 +77,20 @@ export function burstLimitExceeded(
 }
 
 /** 429 of the per-account cap on requests in flight: not charged, retry once an answer is back. */
+/** 429: the account already has a several-word keyword search in flight (they run one at a time per service). */
+export function tooManyBroadSearches(limit: number): ApiException {
+  return new ApiException(
+    429,
+    {
+      error: ErrorNames.RateLimit,
+      message:
+        `Too many keyword searches of several words in flight for this account (limit ${limit} at a time): they test ` +
+        `each candidate description, so each account runs ${limit} at once; retry after 1 s. Not counted`,
+    },
+    { 'retry-after': '1' },
+  );
+}
+
 export function tooManyInFlight(limit: number): ApiException {
   return new ApiException(
     429,

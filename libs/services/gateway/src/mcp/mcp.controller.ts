@@ -85,7 +85,11 @@ export class McpController {
       return;
     }
     const response = reply.raw;
-    const server = this.mcp.createServer({ principal: request.principal, usage: new McpRequestUsage(this.meter, response) });
+    const server = this.mcp.createServer({
+      principal: request.principal,
+      usage: new McpRequestUsage(this.meter, response),
+      inFlight: request.inFlightSlot,
+    });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // Closing the server closes its transport.
     response.once('close', () => {

@@ -23,6 +23,7 @@ import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.confi
 import { METERED } from '../metering/metered.decorator';
 import { MeterTicket } from '../metering/usage-meter';
 import { API_TITLE, API_VERSION } from '../openapi';
+import { InFlightSlot } from '../metering/in-flight';
 import { McpRequestUsage } from './mcp-usage';
 import { mcpToolCalls, outcomeOf } from './mcp.metrics';
 import { McpClients, McpTool, MCP_TOOLS, RestRoute } from './mcp.tools';
@@ -32,6 +33,8 @@ import { parseToolInput } from './tool-input';
 export interface McpCaller {
   principal?: ApiPrincipal;
   usage: McpRequestUsage;
+  /** The HTTP request's place among its account's requests in flight. */
+  inFlight?: InFlightSlot;
 }
 
 /** A tool's access rules, read from the decorators of the REST route it mirrors. */
@@ -131,7 +134,7 @@ export class McpService {
     }
     let outcome: Outcome = failed(500, { error: ErrorNames.Internal, message: 'An unexpected error occurred' });
     try {
-      const answer = await tool.answer(this.clients, input.values);
+      const answer = await tool.answer({ ...this.clients, inFlight: caller.inFlight }, input.values);
       outcome = {
         status: 200,
         result: {

@@ -18,6 +18,7 @@ import {
 import { ServiceClient } from '@cars/messaging';
 import { AuctionsController, listBids, listLiveAuctions, searchAuctions } from '../auctions/auctions.controller';
 import { listMakes, listModels, MakesController } from '../makes/makes.controller';
+import { InFlightSlot } from '../metering/in-flight';
 import { getPriceStats, StatsController } from '../stats/stats.controller';
 import { ToolInput, toolInputSchema, ToolInputSchema } from './tool-input';
 
@@ -25,6 +26,8 @@ import { ToolInput, toolInputSchema, ToolInputSchema } from './tool-input';
 export interface McpClients {
   query: ServiceClient;
   stats: ServiceClient;
+  /** The HTTP request's place among its account's requests in flight (several-word keyword searches take its lane). */
+  inFlight?: InFlightSlot;
 }
 
 /**
@@ -163,7 +166,7 @@ export const MCP_TOOLS: readonly McpTool[] = [
       '`seller_username` is given. Counts as one request against the monthly allowance.',
     route: { controller: AuctionsController, handler: 'search' },
     inputs: [{ dto: SearchAuctionsQueryDto, in: 'query' }],
-    call: (clients, query) => searchAuctions(clients.query, query),
+    call: (clients, query) => searchAuctions(clients.query, query, clients.inFlight),
     summarize: (body: AuctionListResponseDto) => pageSummary(body, 'completed auctions'),
   }),
   defineTool({

@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { gauge } from '@cars/metrics';
 import type { FastifyRequest } from 'fastify';
 import { finalize, Observable } from 'rxjs';
+import { tooManyBroadSearches } from '../auth/access.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 
 declare module 'fastify' {
@@ -42,7 +43,26 @@ export class InFlightSlot {
   private working = false;
   private freed = false;
 
-  constructor(private readonly free: () => void) {}
+  constructor(
+    private readonly free: () => void,
+    private readonly broad: BroadSearchLane,
+  ) {}
+
+  /**
+   * Runs a keyword search of several words in the account's lane for them: at most
+   * BROAD_SEARCHES_PER_ACCOUNT in flight (429 beyond, not counted). The query service runs such
+   * statements one at a time for everyone, so without a lane per account one account could queue
+   * a line of them ahead of every other account's.
+   */
+  async broadSearch<T>(work: () => Promise<T>): Promise<T> {
+    const leave = this.broad.enter();
+    if (!leave) throw tooManyBroadSearches(BROAD_SEARCHES_PER_ACCOUNT);
+    try {
+      return await work();
+    } finally {
+      leave();
+    }
+  }
 
   responseClosed(): void {
     this.closed = true;
@@ -66,6 +86,14 @@ export class InFlightSlot {
   }
 }
 
+/** Keyword searches of several words an account may have in flight (per gateway process). */
+export const BROAD_SEARCHES_PER_ACCOUNT = 1;
+
+/** One account's several-word keyword searches in flight: enter (or null at the limit), then leave. */
+interface BroadSearchLane {
+  enter(): (() => void) | null;
+}
+
 /**
  * Requests in flight per account, in this gateway process (not shared between replicas: N
  * replicas allow N × the cap; the burst limit, shared in Redis, still bounds the rate).
@@ -73,6 +101,7 @@ export class InFlightSlot {
 @Injectable()
 export class InFlightLimiter {
   private readonly counts = new Map<string, number>();
+  private readonly broadSearches = new Map<string, number>();
 
   constructor(@Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig) {}
 
@@ -86,18 +115,32 @@ export class InFlightLimiter {
     if (count >= this.limit) return null;
     this.counts.set(accountId, count + 1);
     requestsInFlight.inc();
-    return new InFlightSlot(() => {
-      const left = (this.counts.get(accountId) ?? 1) - 1;
-      if (left > 0) this.counts.set(accountId, left);
-      else this.counts.delete(accountId);
-      requestsInFlight.dec();
-    });
+    return new InFlightSlot(
+      () => {
+        decrement(this.counts, accountId);
+        requestsInFlight.dec();
+      },
+      {
+        enter: () => {
+          const broad = this.broadSearches.get(accountId) ?? 0;
+          if (broad >= BROAD_SEARCHES_PER_ACCOUNT) return null;
+          this.broadSearches.set(accountId, broad + 1);
+          return () => decrement(this.broadSearches, accountId);
+        },
+      },
+    );
   }
 
   /** The account's requests in flight now. */
   inFlight(accountId: string): number {
     return this.counts.get(accountId) ?? 0;
   }
+}
+
+function decrement(counts: Map<string, number>, accountId: string): void {
+  const left = (counts.get(accountId) ?? 1) - 1;
+  if (left > 0) counts.set(accountId, left);
+  else counts.delete(accountId);
 }
 
 /** Marks the handler's work of a request holding a place: started, and ended however it ends. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CostlyTurns } from '@cars/persistence';
+import { isSeveralWordKeyword } from '@cars/contracts';
 import { SqlClient } from '../sql/sql-client';
 import {
   AuctionFilters,
@@ -49,7 +50,7 @@ export class AuctionsRepository {
    * each of which is then tested (ILIKE) — up to every description. Its statements take turns.
    */
   private costly(scope: AuctionScope, filters: AuctionFilters): boolean {
-    return scope === 'completed' && filters.keyword !== undefined && filters.keyword.includes(' ');
+    return scope === 'completed' && isSeveralWordKeyword(filters.keyword);
   }
 
   async dataState(): Promise<DataState> {
