@@ -119,6 +119,9 @@ describe('typed client', () => {
           retryJitter: 0,
           receiverTimeoutMs: 1000,
           sweepIntervalMs: 100,
+          // The endpoint circuit scaled down like the schedule.
+          circuitBackoffMs: 100,
+          circuitMaxBackoffMs: 400,
         }),
       ],
     })
