@@ -12,6 +12,9 @@
  */
 import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAccount, getUsage, pgRunner } from '@cars/accounts';
 import { buildEventEnvelope, Exchanges } from '@cars/contracts';
@@ -89,6 +92,7 @@ async function main(): Promise<void> {
   }
   await setup.destroy();
 
+  const logDir = mkdtempSync(join(tmpdir(), 'cars-chaos-delivery-'));
   const workers: (ChildProcess | null)[] = Array.from({ length: WORKERS }, () => null);
   let finishing = false;
   let crashes = 0;
@@ -108,7 +112,7 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       HEALTH_PORT: '0',
       DATABASE_POOL_SIZE: '8',
-    });
+    }, join(logDir, `worker-${i + 1}.log`));
     workers[i] = child;
     // Like a Deployment: a worker that exits by itself is counted and started again.
     child.once('exit', (code, signal) => {
@@ -249,6 +253,17 @@ async function main(): Promise<void> {
   process.stdout.write(`\nfaults: ${faults.join('; ')}\n\n`);
   process.stdout.write(`${markdownTable(['check', 'value', 'ok'], rows.map(([k, v, ok]) => [k, v, ok ? 'yes' : 'NO']))}\n`);
   for (const problem of problems.slice(0, 5)) process.stdout.write(`  problem: ${problem}\n`);
+  process.stdout.write(`worker logs: ${logDir}\n`);
+  // Failed deliveries used their six attempts (the flaky receiver fails 20 % of requests; a kill
+  // interrupts the attempts its worker held): what their last attempt was.
+  const { rows: failed } = await pool.query<{ url: string; attempts: number; last_error: string | null; last_response_status: number | null }>(
+    `SELECT s.url, d.attempts, d.last_error, d.last_response_status
+       FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+      WHERE d.status = 'failed' LIMIT 10`,
+  );
+  for (const f of failed) {
+    process.stdout.write(`  failed: ${new URL(f.url).pathname} after ${f.attempts} attempts, last ${f.last_response_status ?? f.last_error ?? '?'}\n`);
+  }
 
   await pool.end();
   await receivers.close();
