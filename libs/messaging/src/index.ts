@@ -8,3 +8,4 @@ export * from './backoff';
 export * from './consumer/batch-consumer';
 export * from './rpc-server';
 export * from './rpc-client';
+export * from './channel-supervision';

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { ClientRMQ, RmqOptions } from '@nestjs/microservices';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
+import { ChannelSupervision, superviseChannel } from './channel-supervision';
 import { coalesceConnectionWrites } from './coalesced-writes';
 import { JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
 
@@ -40,7 +41,7 @@ export class RpcClientRmq extends ClientRMQ {
   private readonly waiting = new Map<string, (message: ConsumeMessage) => void>();
   /** The wrapper's amqplib channel while it is open: requests are written to it directly. */
   private open?: Channel;
-  private closing = false;
+  private supervision?: ChannelSupervision;
   private readonly log = new Logger('RpcClient');
 
   constructor(options: RmqOptions['options']) {
@@ -48,7 +49,6 @@ export class RpcClientRmq extends ClientRMQ {
   }
 
   override createClient(): AmqpConnectionManager {
-    this.closing = false;
     return coalesceConnectionWrites(super.createClient());
   }
 
@@ -59,48 +59,20 @@ export class RpcClientRmq extends ClientRMQ {
         confirm: false,
         setup: (channel: Channel) => {
           this.open = channel;
-          // The broker closes a channel on a channel error (e.g. PRECONDITION_FAILED): without a
-          // listener amqplib's 'error' would end the process.
-          channel.on('error', (error: Error) => this.log.warn(`RPC channel error on ${this.queue}: ${error.message}`));
           channel.once('close', () => {
-            if (this.open !== channel) return;
-            this.open = undefined;
-            this.renewAfterChannelLoss();
+            if (this.open === channel) this.open = undefined;
           });
           return this.setupChannel(channel, resolve);
         },
       });
-      // A failed setup (the reply consumer refused, the queue's declaration mismatched) is emitted
-      // by the wrapper, which then waits for a reconnect that may never come: make it come.
-      wrapper.on('error', (error: Error) => {
-        this.log.warn(`RPC channel setup failed on ${this.queue}: ${error.message}; reconnecting`);
-        this.renewAfterChannelLoss();
-      });
+      this.supervision?.stop();
+      this.supervision = superviseChannel(() => this.client, wrapper, { label: `RPC client ${this.queue}`, warn: (m) => this.log.warn(m) });
       this.channel = wrapper;
     });
   }
 
-  /**
-   * The channel closed while the connection stayed up (a channel error, not a lost connection): the
-   * connection manager only opens a new channel on a new connection, so reconnect — otherwise every
-   * request would wait for its timeout on a channel that never comes back. A lost connection
-   * reconnects by itself, and a closing client not at all.
-   */
-  private renewAfterChannelLoss(): void {
-    if (this.closing) return;
-    setImmediate(() => {
-      const manager = this.client;
-      if (this.closing || !manager?.isConnected() || this.open) return;
-      try {
-        manager.reconnect();
-      } catch (error) {
-        this.log.warn(`RPC client could not reconnect: ${(error as Error).message}`);
-      }
-    });
-  }
-
   override async close(): Promise<void> {
-    this.closing = true;
+    this.supervision?.stop();
     await super.close();
   }
 

@@ -3,6 +3,8 @@ import { errorMessage, jsonNestingExceeds, MAX_JSON_DEPTH, MAX_RPC_JSON_DEPTH, r
 import { CustomStrategy, RmqContext, RmqOptions, ServerRMQ } from '@nestjs/microservices';
 import type { AmqpConnectionManager, CreateChannelOpts } from 'amqp-connection-manager';
 import type { Channel } from 'amqplib';
+import { Logger } from '@nestjs/common';
+import { ChannelSupervision, superviseChannel } from './channel-supervision';
 import { coalesceConnectionWrites } from './coalesced-writes';
 
 /** How long a stopping server waits for its last replies to be written. */
@@ -53,6 +55,8 @@ export class DrainingRmqServer extends ServerRMQ {
   private inFlight = 0;
   private idle?: () => void;
   private readonly acknowledged = new WeakSet<object>();
+  private supervision?: ChannelSupervision;
+  private readonly log = new Logger('RpcServer');
 
   constructor(options: RmqOptions['options'] & { queue: string }) {
     const tag = `${options.queue}.${randomUUID()}`;
@@ -87,7 +91,11 @@ export class DrainingRmqServer extends ServerRMQ {
   override createClient<T = AmqpConnectionManager>(): T {
     const client = coalesceConnectionWrites(super.createClient<AmqpConnectionManager>());
     const createChannel = client.createChannel.bind(client);
-    client.createChannel = (options?: CreateChannelOpts) => createChannel({ ...options, confirm: false });
+    client.createChannel = (options?: CreateChannelOpts) => {
+      const wrapper = createChannel({ ...options, confirm: false });
+      this.supervision = superviseChannel(() => client, wrapper, { label: `RPC server ${this.queue}`, warn: (m) => this.log.warn(m) });
+      return wrapper;
+    };
     return client as T;
   }
 
@@ -175,6 +183,7 @@ export class DrainingRmqServer extends ServerRMQ {
   }
 
   override async close(): Promise<void> {
+    this.supervision?.stop();
     await this.consumerChannel?.cancel(this.tag).catch(() => undefined);
     if (this.inFlight > 0) await new Promise<void>((resolve) => (this.idle = resolve));
     // Replies wait in the channel wrapper until written (while the connection is down, or the

@@ -71,6 +71,7 @@ class FakeBroker {
   readonly connect = (): ConsumerConnection => {
     const connection = {
       on: () => connection,
+      reconnect: () => undefined,
       isConnected: () => this.connected && !this.closed,
       close: async () => {
         this.closed = true;
@@ -88,6 +89,8 @@ class FakeBroker {
             return true;
           },
           close: async () => undefined,
+          on: () => wrapper,
+          addSetup: async () => undefined,
         };
         return wrapper as unknown as ChannelWrapper;
       },

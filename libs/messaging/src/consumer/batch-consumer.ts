@@ -3,6 +3,7 @@ import { errorMessage } from '@cars/contracts';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { backoffDelay } from '../backoff';
+import { ChannelSupervision, superviseChannel } from '../channel-supervision';
 import { RMQ_SOCKET_OPTIONS } from '../rmq.options';
 import { consumerMetrics } from './consumer.metrics';
 import { AckTrackers } from './ack-tracker';
@@ -47,7 +48,7 @@ export interface DeadLetterOptions {
 }
 
 /** The part of an amqp-connection-manager connection the consumer uses. */
-export type ConsumerConnection = Pick<AmqpConnectionManager, 'createChannel' | 'isConnected' | 'close' | 'on'>;
+export type ConsumerConnection = Pick<AmqpConnectionManager, 'createChannel' | 'isConnected' | 'close' | 'on' | 'reconnect'>;
 
 export interface BatchConsumerOptions {
   /** Logger context. */
@@ -116,6 +117,7 @@ export class BatchConsumer {
   private readonly retry: { baseMs: number; maxMs: number };
   private connection?: ConsumerConnection;
   private consumeChannel?: ChannelWrapper;
+  private readonly supervisions: ChannelSupervision[] = [];
   private publishChannel?: ChannelWrapper;
   private buffer: Delivery[] = [];
   private timer?: NodeJS.Timeout;
@@ -159,6 +161,11 @@ export class BatchConsumer {
         });
       },
     });
+    for (const [wrapper, role] of [[this.consumeChannel, 'consume'], [this.publishChannel, 'dead-letter']] as const) {
+      if (!wrapper) continue;
+      const label = `${this.options.name} ${role} channel`;
+      this.supervisions.push(superviseChannel(() => this.connection, wrapper, { label, warn: (m) => this.logger.warn(m) }));
+    }
     await this.consumeChannel.waitForConnect();
   }
 
@@ -170,6 +177,7 @@ export class BatchConsumer {
   async stop(): Promise<void> {
     this.stopping = true;
     this.stopped.abort();
+    for (const supervision of this.supervisions.splice(0)) supervision.stop();
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));

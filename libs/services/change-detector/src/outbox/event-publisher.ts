@@ -1,6 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventHeaders, EventRouting, eventRoutingHeaders, Exchanges } from '@cars/contracts';
-import { assertEventTopology, RMQ_SOCKET_OPTIONS } from '@cars/messaging';
+import { assertEventTopology, ChannelSupervision, RMQ_SOCKET_OPTIONS, superviseChannel } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel } from 'amqplib';
 
@@ -36,6 +36,8 @@ export const EVENT_PUBLISHER_URL = Symbol('EVENT_PUBLISHER_URL');
 export class RmqEventPublisher implements EventPublisher {
   private readonly connection: AmqpConnectionManager;
   private readonly channel: ChannelWrapper;
+  private readonly supervision: ChannelSupervision;
+  private readonly logger = new Logger('EventPublisher');
 
   constructor(@Inject(EVENT_PUBLISHER_URL) url: string) {
     this.connection = amqp.connect([url], RMQ_SOCKET_OPTIONS);
@@ -44,6 +46,7 @@ export class RmqEventPublisher implements EventPublisher {
       publishTimeout: 30000,
       setup: (channel: ConfirmChannel) => assertEventTopology(channel),
     });
+    this.supervision = superviseChannel(() => this.connection, this.channel, { label: 'event publisher', warn: (m) => this.logger.warn(m) });
   }
 
   async ready(): Promise<void> {
@@ -76,6 +79,7 @@ export class RmqEventPublisher implements EventPublisher {
   }
 
   async close(): Promise<void> {
+    this.supervision.stop();
     await this.channel.close();
     await this.connection.close();
   }
