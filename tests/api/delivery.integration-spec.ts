@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { INestApplicationContext } from '@nestjs/common';
 import { getUsage, setPlan } from '@cars/accounts';
-import { buildEventEnvelope, EventType, Observation, Queues } from '@cars/contracts';
+import { buildEventEnvelope, EventType, NotifyChannels, Observation, Queues } from '@cars/contracts';
 import { DatabaseModule } from '@cars/persistence';
 import { DeliveryModule, RetentionService } from '@cars/service-delivery';
 import { NormalizationService, ObservationProcessor } from '@cars/service-change-detector';
@@ -382,7 +382,7 @@ describe('delivery worker', () => {
     const eventId = await emit('auction.ended');
     await finished(eventId, hook.id);
     await db.query(`UPDATE events SET fanned_out_at = NULL WHERE id = $1`, [eventId]);
-    await db.query(`SELECT pg_notify('delivery_wakeup', 'events')`);
+    await db.query(`SELECT pg_notify('${NotifyChannels.DeliveryWakeup}', 'events')`);
     await waitFor('second pass', async () => (await db.query(`SELECT fanned_out_at FROM events WHERE id = $1`, [eventId]))[0].fanned_out_at);
     const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1`, [eventId]);
     expect(n).toBe(1);

@@ -28,3 +28,20 @@ export const RPC_MESSAGE_TTL_MS = 5000;
 
 /** Queue arguments for the RPC queues; client and server must declare them identically. */
 export const RPC_QUEUE_ARGUMENTS = { 'x-message-ttl': RPC_MESSAGE_TTL_MS } as const;
+
+/**
+ * PostgreSQL NOTIFY channels: wire names like the queues' (triggers written by migrations send
+ * them, so never rename one in place). Each is a wake-up at commit; a sweep is the backstop.
+ */
+export const NotifyChannels = {
+  /** `accounts` and `api_keys` changed (migration AccountChangeNotify): gateways forget cached keys, the delivery worker re-reads allowances. */
+  AccountChanges: 'account_changes',
+  /** Aliases, exclusions and makes changed (migration ReferenceChangeNotify): pending observations and make waits are decided again. */
+  ReferenceChanges: 'reference_changes',
+  /** Deliveries became due: new, retried or recovered (migration DeliveryWorker). */
+  DeliveryWakeup: 'delivery_wakeup',
+  /** Events were written to the outbox (migration ChangeDetection): the relay publishes them. */
+  AuctionEventsOutbox: 'auction_events_outbox',
+} as const;
+export type NotifyChannel = (typeof NotifyChannels)[keyof typeof NotifyChannels];
+

@@ -4,7 +4,7 @@ import { Client, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { poolOf, withTransaction } from '../database/pg';
 import { EVENT_PUBLISHER, EventPublisher, OutboxEvent } from './event-publisher';
-import { errorMessage } from '@cars/contracts';
+import { errorMessage, NotifyChannels } from '@cars/contracts';
 import { backoffDelay } from '@cars/messaging';
 
 export interface OutboxRelayOptions {
@@ -23,7 +23,7 @@ export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
  * Publishes unpublished outbox events in `seq` order and marks them published, in one
  * transaction per batch that holds the rows (`FOR UPDATE SKIP LOCKED`): several relays share
  * the work, and a crash between publish and commit republishes with the same event ids (at
- * least once). Woken by `NOTIFY auction_events_outbox` after each commit that wrote events,
+ * least once). Woken by `NOTIFY auction_events_outbox` (`NotifyChannels.AuctionEventsOutbox`) after each commit that wrote events,
  * with a slow poll as a safety net.
  */
 @Injectable()
@@ -156,7 +156,7 @@ export class OutboxRelay {
       }, 1000).unref?.();
     });
     await client.connect();
-    await client.query('LISTEN auction_events_outbox');
+    await client.query(`LISTEN "${NotifyChannels.AuctionEventsOutbox}"`);
     this.listener = client;
     this.wake();
   }

@@ -2,10 +2,8 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PgListener } from '@cars/persistence';
 import { ObservationProcessor } from '../observations/observation.processor';
 import { PendingSummary } from '../observations/observation.repository';
-import { errorMessage } from '@cars/contracts';
+import { errorMessage, NotifyChannels } from '@cars/contracts';
 
-/** The channel the reference-data triggers notify (migration ReferenceChangeNotify). */
-export const REFERENCE_CHANGES_CHANNEL = 'reference_changes';
 
 export interface PendingReplayerOptions {
   /** LISTEN for reference changes on this connection string (without it only the backstop runs). */
@@ -62,7 +60,7 @@ export class PendingReplayer {
     if (this.options.listenUrl) {
       this.listener = new PgListener({
         url: this.options.listenUrl,
-        channels: [REFERENCE_CHANGES_CHANNEL],
+        channels: [NotifyChannels.ReferenceChanges],
         applicationName: 'pending-replay-listen',
         onNotification: () => this.wake(),
         onListening: () => this.wake(),

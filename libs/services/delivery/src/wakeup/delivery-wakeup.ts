@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { errorMessage } from '@cars/contracts';
+import { errorMessage, NotifyChannels } from '@cars/contracts';
 import { PgListener } from '@cars/persistence';
 import type { ReadinessProbe } from '@cars/runtime';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
@@ -7,11 +7,6 @@ import { Dispatcher } from '../dispatch/dispatcher.service';
 import { DeliveryStore } from '../dispatch/delivery-store';
 import { FanOutService } from '../fan-out/fan-out.service';
 
-/** Channels the database notifies at commit (migrations DeliveryWorker and AccountChangeNotify). */
-export const DELIVERY_WAKEUP_CHANNEL = 'delivery_wakeup';
-const ACCOUNT_CHANGES_CHANNEL = 'account_changes';
-/** Aliases, exclusions and makes changed (migration ReferenceChangeNotify). */
-const REFERENCE_CHANGES_CHANNEL = 'reference_changes';
 
 /**
  * What keeps the worker moving: notifications at commit (new events → fan-out; new deliveries and
@@ -39,7 +34,7 @@ export class DeliveryWakeup implements OnApplicationBootstrap, BeforeApplication
     this.fanOut.onDeliveries(() => this.dispatcher.wake());
     this.listener = new PgListener({
       url: this.options.databaseUrl,
-      channels: [DELIVERY_WAKEUP_CHANNEL, ACCOUNT_CHANGES_CHANNEL, REFERENCE_CHANGES_CHANNEL],
+      channels: [NotifyChannels.DeliveryWakeup, NotifyChannels.AccountChanges, NotifyChannels.ReferenceChanges],
       applicationName: 'delivery-wakeup',
       onNotification: (channel, payload) => this.notified(channel, payload),
       onListening: () => this.sweep(),
@@ -56,12 +51,12 @@ export class DeliveryWakeup implements OnApplicationBootstrap, BeforeApplication
   }
 
   private notified(channel: string, payload: string): void {
-    if (channel === REFERENCE_CHANGES_CHANNEL) {
+    if (channel === NotifyChannels.ReferenceChanges) {
       void this.store
         .resolveMakeWaits()
         .then(({ released }) => released > 0 && this.dispatcher.wake())
         .catch((error: unknown) => this.logger.warn(`make waits: ${errorMessage(error)}`));
-    } else if (channel === ACCOUNT_CHANGES_CHANNEL) {
+    } else if (channel === NotifyChannels.AccountChanges) {
       let accountId: string | undefined;
       try {
         accountId = (JSON.parse(payload) as { account_id?: string }).account_id;

@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { NotifyChannels } from '@cars/contracts';
 import { connectionUrlOf, PgListener } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 
-/** The channel the `accounts` and `api_keys` triggers notify (migration AccountChangeNotify). */
-export const ACCOUNT_CHANGES_CHANNEL = 'account_changes';
 
 /** A notification's payload → what to forget, or null when it is not one of ours. */
 export function parseAccountChange(payload: string): { accountId: string; keyHash?: string } | null {
@@ -38,7 +37,7 @@ export class AccountChangeListener implements OnModuleInit, OnApplicationShutdow
     if (!this.config.enabled) return;
     this.listener = new PgListener({
       url: connectionUrlOf(this.db),
-      channels: [ACCOUNT_CHANGES_CHANNEL],
+      channels: [NotifyChannels.AccountChanges],
       applicationName: 'gateway-account-changes',
       onNotification: (_channel, payload) => {
         const change = parseAccountChange(payload);

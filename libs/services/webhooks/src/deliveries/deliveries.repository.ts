@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DELIVERY_MAX_ATTEMPTS, DeliveryErrorCode, DeliveryStatus, DeliveryWaitingReason } from '@cars/contracts';
+import { DELIVERY_MAX_ATTEMPTS, DeliveryErrorCode, DeliveryStatus, DeliveryWaitingReason, NotifyChannels } from '@cars/contracts';
 import { PG_POOL } from '@cars/persistence';
 import { Pool } from 'pg';
 import { Sql } from '../subscriptions/subscriptions.repository';
@@ -91,7 +91,7 @@ export class DeliveriesRepository {
    * budget of six and is due now; the delivery worker is woken at commit. Returns how many.
    */
   async recoverFailed(sql: Sql, subscriptionId: string, since: Date, until: Date): Promise<number> {
-    await sql.query(`SELECT pg_notify('delivery_wakeup', 'recover')`);
+    await sql.query(`SELECT pg_notify($1, 'recover')`, [NotifyChannels.DeliveryWakeup]);
     const { rowCount } = await sql.query(
       `UPDATE webhook_deliveries
           SET status = 'pending', waiting_reason = NULL, max_attempts = attempts + $4, next_attempt_at = now(), updated_at = now()
@@ -104,7 +104,7 @@ export class DeliveriesRepository {
 
   /** The retry route: due now, with the budget given; the delivery worker is woken at commit. */
   async requeue(sql: Sql, id: string, maxAttempts: number): Promise<DeliveryRow> {
-    await sql.query(`SELECT pg_notify('delivery_wakeup', 'retry')`);
+    await sql.query(`SELECT pg_notify($1, 'retry')`, [NotifyChannels.DeliveryWakeup]);
     const { rows } = await sql.query<DeliveryRow>(
       `UPDATE webhook_deliveries
           SET status = 'pending', waiting_reason = NULL, max_attempts = $2, next_attempt_at = now(), updated_at = now()
