@@ -2,7 +2,10 @@
  * What the fault drills share about this machine's servers: where PostgreSQL and RabbitMQ are, a
  * database and a vhost of a drill's own (created at the start, removed at the end), and the two
  * server restarts (RabbitMQ `stop_app`/`start_app`, PostgreSQL `pg_ctlcluster … restart -m fast`).
- * The restarts reach every user of the servers: a drill that runs them must run alone.
+ * The restarts reach every user of the servers: a drill that runs them must run alone — or on
+ * servers of its own: CHAOS_ADMIN_DATABASE_URL and CHAOS_POSTGRES_CLUSTER (a `pg_lsclusters`
+ * cluster name) for PostgreSQL, CHAOS_RABBITMQ_URL and CHAOS_RABBITMQ_NODE (`rabbitmqctl -n`)
+ * for RabbitMQ (docs/operations.md, "Fault drill").
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -12,6 +15,9 @@ import { Pool } from 'pg';
 
 export const ADMIN_URL = process.env.CHAOS_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const RABBIT = process.env.CHAOS_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const POSTGRES_CLUSTER = process.env.CHAOS_POSTGRES_CLUSTER ?? 'main';
+/** `rabbitmqctl` for the drill's node. */
+const rabbitmqctl = (...args: string[]): string[] => [...(process.env.CHAOS_RABBITMQ_NODE ? ['-n', process.env.CHAOS_RABBITMQ_NODE] : []), ...args];
 // dist/tools/chaos/<drill or common> → the repository root.
 export const ROOT = join(__dirname, '..', '..', '..', '..');
 
@@ -41,29 +47,29 @@ export async function dropDatabase(name: string): Promise<void> {
 
 /** A drill's own vhost (guest may do everything in it); returns its AMQP URL. */
 export function createVhost(name: string): string {
-  execFileSync('rabbitmqctl', ['-q', 'add_vhost', name], { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
-  execFileSync('rabbitmqctl', ['-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'], { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
+  execFileSync('rabbitmqctl', rabbitmqctl('-q', 'add_vhost', name), { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
+  execFileSync('rabbitmqctl', rabbitmqctl('-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'), { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
   return `${RABBIT}/${encodeURIComponent(name)}`;
 }
 
 export function deleteVhost(name: string): void {
   try {
-    execFileSync('rabbitmqctl', ['-q', 'delete_vhost', name], { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
+    execFileSync('rabbitmqctl', rabbitmqctl('-q', 'delete_vhost', name), { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
   } catch {
     // already gone
   }
 }
 
-/** Restarts the RabbitMQ application of this machine's node (definitions and durable queues stay). Async: the caller's load goes on meanwhile. */
+/** Restarts the RabbitMQ application of the drill's node (definitions and durable queues stay). Async: the caller's load goes on meanwhile. */
 export async function restartRabbitMq(): Promise<void> {
-  await run('rabbitmqctl', ['-q', 'stop_app'], { timeout: SERVER_COMMAND_TIMEOUT_MS });
-  await run('rabbitmqctl', ['-q', 'start_app'], { timeout: SERVER_COMMAND_TIMEOUT_MS });
+  await run('rabbitmqctl', rabbitmqctl('-q', 'stop_app'), { timeout: SERVER_COMMAND_TIMEOUT_MS });
+  await run('rabbitmqctl', rabbitmqctl('-q', 'start_app'), { timeout: SERVER_COMMAND_TIMEOUT_MS });
 }
 
-/** Restarts this machine's PostgreSQL cluster (fast mode: sessions are disconnected, nothing committed is lost). */
+/** Restarts the drill's PostgreSQL cluster (fast mode: sessions are disconnected, nothing committed is lost). */
 export async function restartPostgres(): Promise<void> {
   const version = readdirSync('/etc/postgresql').sort()[0];
-  await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, 'main', 'restart', '-m', 'fast'], { timeout: SERVER_COMMAND_TIMEOUT_MS });
+  await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, POSTGRES_CLUSTER, 'restart', '-m', 'fast'], { timeout: SERVER_COMMAND_TIMEOUT_MS });
 }
 
 /** A Markdown table, columns padded to their widest cell. */
