@@ -18,6 +18,22 @@ export function pgPoolOf(dataSource: DataSource): Pool {
 /** The pg pool of the process DataSource, for injection (provided by DatabaseModule). */
 export const PG_POOL = Symbol('PG_POOL');
 
+/**
+ * Where a statement runs: a pg pool (each statement on any connection, or a transaction of its
+ * own), or the client of a transaction the caller holds. Every repository and rule takes one.
+ */
+export type Sql = Pool | PoolClient;
+
+/** The rows of one parameterized statement, typed (an UPDATE returns rows with RETURNING). */
+export async function rows<T>(db: Sql, text: string, params: readonly unknown[] = []): Promise<T[]> {
+  return (await db.query(text, [...params])).rows as T[];
+}
+
+/** The first row of one statement, or null. */
+export async function firstRow<T>(db: Sql, text: string, params: readonly unknown[] = []): Promise<T | null> {
+  return (await rows<T>(db, text, params))[0] ?? null;
+}
+
 /** SQLSTATEs worth retrying: serialization failure, deadlock. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
@@ -46,12 +62,21 @@ export interface TransactionOptions {
   settings?: readonly string[];
 }
 
-/** Runs `work` in one transaction, retrying deadlocks and serialization failures. */
+/**
+ * The one way to run statements as a unit. On a pool: one transaction, retrying deadlocks and
+ * serialization failures. On the client of a transaction the caller holds: a savepoint of it, so a
+ * failed `work` undoes only its own statements and the caller's transaction can go on (what a
+ * retry after a unique violation relies on); the caller's transaction decides the rest (options
+ * apply to new transactions only). Nothing else in product code issues BEGIN, COMMIT or
+ * SAVEPOINT (a workspace spec holds it).
+ */
 export async function withTransaction<T>(
-  pool: Pool,
+  db: Sql,
   work: (client: PoolClient) => Promise<T>,
   options: TransactionOptions = {},
 ): Promise<T> {
+  if (!(db instanceof Pool)) return inSavepoint(db, work);
+  const pool = db;
   const attempts = options.attempts ?? 5;
   const begin = ['BEGIN', ...(options.asyncCommit ? ['synchronous_commit = off'] : []), ...(options.settings ?? [])].join('; SET LOCAL ');
   for (let attempt = 1; ; attempt += 1) {
@@ -83,5 +108,18 @@ export async function withTransaction<T>(
       client.off('error', lost);
       client.release(broken ? true : undefined);
     }
+  }
+}
+
+async function inSavepoint<T>(client: PoolClient, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  await client.query('SAVEPOINT nested_work');
+  try {
+    const result = await work(client);
+    await client.query('RELEASE SAVEPOINT nested_work');
+    return result;
+  } catch (error) {
+    // Should even this fail, the caller's transaction is aborted and its next statement says so.
+    await client.query('ROLLBACK TO SAVEPOINT nested_work; RELEASE SAVEPOINT nested_work').catch(() => undefined);
+    throw error;
   }
 }
