@@ -6,7 +6,7 @@ import { ServiceUnavailableError } from '@cars/messaging';
 import type { FastifyRequest } from 'fastify';
 import { ErrorResponseDto } from '../auctions/api-responses';
 import { Public } from '../auth/auth.decorators';
-import { ApiPrincipal } from '../auth/principal';
+import type { ApiPrincipal } from '../http/request-context';
 import { ApiException } from '../http/api-exception';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
 import { RequestAdmission } from '../metering/request-admission';

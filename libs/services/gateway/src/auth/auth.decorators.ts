@@ -1,38 +1,15 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
-import { ApiPrincipal } from './principal';
+import type { ApiPrincipal } from '../http/request-context';
 
 export const PUBLIC_ROUTE = 'cars:public';
-export const PAID_PLAN = 'cars:paid-plan';
 
 /** The route needs no API key (and is never metered or burst-limited). */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(PUBLIC_ROUTE, true);
 
-export interface PaidPlanRequirement {
-  /** What the route offers, for the 403 message: "Pricing statistics", "Webhooks"… */
-  feature: string;
-  /** Also require a verified email address (webhook creation, SPEC.md rule 4). */
-  verifiedEmail: boolean;
-}
-
-/**
- * The route needs an active 1K, 10K or 100K plan (an expired plan is Free): otherwise 403
- * `{error: 'Forbidden', message}`. Checked after authentication and the burst limit, before
- * the monthly allowance is touched.
- */
-export const RequiresPaidPlan = (
-  feature = 'This route',
-  options: { verifiedEmail?: boolean } = {},
-): MethodDecorator & ClassDecorator =>
-  SetMetadata(PAID_PLAN, { feature, verifiedEmail: options.verifiedEmail ?? false } satisfies PaidPlanRequirement);
-
 export function isPublicRoute(reflector: Reflector, context: ExecutionContext): boolean {
   return reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, [context.getHandler(), context.getClass()]) === true;
-}
-
-export function paidPlanRequirement(reflector: Reflector, context: ExecutionContext): PaidPlanRequirement | undefined {
-  return reflector.getAllAndOverride<PaidPlanRequirement | undefined>(PAID_PLAN, [context.getHandler(), context.getClass()]);
 }
 
 /** The authenticated caller of the request (undefined on public routes, or with METERING_ENABLED=false). */

@@ -1,4 +1,4 @@
 export * from './auth.decorators';
-export * from './principal';
+export type { ApiPrincipal } from '../http/request-context';
 export * from './api-access.module';
 export * from './api-key.authenticator';

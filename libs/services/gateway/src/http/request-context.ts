@@ -1,5 +1,21 @@
-import type { ApiPrincipal } from '../auth/principal';
-import type { MeterTicket } from '../metering/meter-ticket';
+import type { KeyHolderRecord, Reservation } from '@cars/accounts';
+
+/**
+ * Who is calling: the holder of an API key as the key cache last read it, or — on the account
+ * area's routes only — the account of a console session, with `keyId` null (a session is not a
+ * key, and never authorizes a route of the data API).
+ */
+export type ApiPrincipal = Omit<KeyHolderRecord, 'keyId'> & { keyId: string | null };
+
+/** One counted request's hold on the monthly allowance. */
+export interface MeterTicket {
+  reservation: Reservation;
+  limit: number;
+  /** Remaining after this request, if it counts. */
+  remaining: number;
+  periodEnd: Date;
+  settled: boolean;
+}
 
 /** What the API access guard attaches to a request. */
 declare module 'fastify' {

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { ApiPrincipal } from '../auth/principal';
+import type { ApiPrincipal } from '../http/request-context';
 import { countsAsUsage, MeterTicket, ticketHeaders, UsageMeter } from '../metering/usage-meter';
 
 /**

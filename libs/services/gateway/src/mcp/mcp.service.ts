@@ -15,12 +15,12 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorBody, ErrorNames, errorMessage, validationError } from '@cars/contracts';
 import { QUERY_CLIENT, ServiceClient, ServiceUnavailableError, STATS_CLIENT } from '@cars/messaging';
-import { accountRequirementError } from '../auth/access.errors';
-import { PAID_PLAN, PaidPlanRequirement } from '../auth/auth.decorators';
-import { ApiPrincipal } from '../auth/principal';
+import type { ApiPrincipal } from '../http/request-context';
+import { accountRequirementError } from '../metering/admission.errors';
 import { ApiException } from '../http/api-exception';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
 import { METERED } from '../metering/metered.decorator';
+import { PAID_PLAN, PaidPlanRequirement } from '../metering/paid-plan.decorator';
 import { MeterTicket } from '../metering/usage-meter';
 import { API_TITLE, API_VERSION } from '../openapi';
 import { InFlightSlot } from '../metering/in-flight';

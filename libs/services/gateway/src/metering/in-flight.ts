@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { gauge } from '@cars/metrics';
 import type { FastifyRequest } from 'fastify';
 import { finalize, Observable } from 'rxjs';
-import { tooManyBroadSearches } from '../auth/access.errors';
+import { tooManyBroadSearches } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 
 declare module 'fastify' {

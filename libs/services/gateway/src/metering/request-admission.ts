@@ -2,14 +2,14 @@ import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { effectivePlan } from '@cars/accounts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { accountRequirementError, burstLimitExceeded, tooManyInFlight } from '../auth/access.errors';
-import { paidPlanRequirement } from '../auth/auth.decorators';
-import { ApiPrincipal } from '../auth/principal';
+import type { ApiPrincipal } from '../http/request-context';
 import { allowanceRejections } from '../metrics/gateway.metrics';
+import { accountRequirementError, burstLimitExceeded, tooManyInFlight } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 import { BurstLimiter } from './burst-limiter';
 import { InFlightLimiter, isInFlightCapped } from './in-flight';
 import { isMetered } from './metered.decorator';
+import { paidPlanRequirement } from './paid-plan.decorator';
 import { MeterTicket, UsageMeter } from './usage-meter';
 import '../http/request-context';
 

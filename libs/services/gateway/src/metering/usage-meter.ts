@@ -12,14 +12,13 @@ import { ServiceUnavailableError } from '@cars/messaging';
 import { connectionUrlOf } from '@cars/persistence';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DataSource } from 'typeorm';
-import { monthlyLimitExceeded } from '../auth/access.errors';
 import { allowanceRejections } from '../metrics/gateway.metrics';
-import { ApiPrincipal } from '../auth/principal';
+import type { ApiPrincipal, MeterTicket } from '../http/request-context';
+import { monthlyLimitExceeded } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
-import { MeterTicket } from './meter-ticket';
 import { errorMessage } from '@cars/contracts';
 
-export type { MeterTicket } from './meter-ticket';
+export type { MeterTicket } from '../http/request-context';
 
 /**
  * A counted request reserves one unit before its handler runs and, once the outcome is known,

@@ -3,10 +3,10 @@ import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { StatsPatterns, StatsQueryDto, StatsResponse } from '@cars/contracts';
 import { ServiceClient, STATS_CLIENT } from '@cars/messaging';
 import { ApiAccessErrors, ApiMeteredOk, ApiPaidPlanRequired, ApiValidationError } from '../auctions/api-responses';
-import { RequiresPaidPlan } from '../auth/auth.decorators';
 import { answerOf } from '../auctions/service-answer';
 import { InFlightCapped } from '../metering/in-flight';
 import { Metered } from '../metering/metered.decorator';
+import { RequiresPaidPlan } from '../metering/paid-plan.decorator';
 
 const DESCRIPTION = [
   'Pricing statistics of one make (optionally one model and a model-year range), in US dollars.',

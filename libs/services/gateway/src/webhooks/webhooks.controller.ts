@@ -33,9 +33,10 @@ import {
 import { applyDecorators, Type } from '@nestjs/common';
 import { ServiceClient, WEBHOOKS_CLIENT } from '@cars/messaging';
 import { ApiServiceDown, ApiValidationError, ErrorResponseDto } from '../auctions/api-responses';
-import { CurrentPrincipal, RequiresPaidPlan } from '../auth/auth.decorators';
-import { accountRequirementError } from '../auth/access.errors';
-import { ApiPrincipal } from '../auth/principal';
+import { CurrentPrincipal } from '../auth/auth.decorators';
+import type { ApiPrincipal } from '../http/request-context';
+import { accountRequirementError } from '../metering/admission.errors';
+import { RequiresPaidPlan } from '../metering/paid-plan.decorator';
 import { ApiException, unwrapReply } from '../http/api-exception';
 
 const FEATURE = { verifiedEmail: true } as const;

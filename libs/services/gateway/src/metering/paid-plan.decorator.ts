@@ -1,0 +1,26 @@
+import { ExecutionContext, SetMetadata } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+
+export const PAID_PLAN = 'cars:paid-plan';
+
+export interface PaidPlanRequirement {
+  /** What the route offers, for the 403 message: "Pricing statistics", "Webhooks"… */
+  feature: string;
+  /** Also require a verified email address (webhook creation, SPEC.md rule 4). */
+  verifiedEmail: boolean;
+}
+
+/**
+ * The route needs an active 1K, 10K or 100K plan (an expired plan is Free): otherwise 403
+ * `{error: 'Forbidden', message}`. Checked after authentication and the burst limit, before
+ * the monthly allowance is touched.
+ */
+export const RequiresPaidPlan = (
+  feature = 'This route',
+  options: { verifiedEmail?: boolean } = {},
+): MethodDecorator & ClassDecorator =>
+  SetMetadata(PAID_PLAN, { feature, verifiedEmail: options.verifiedEmail ?? false } satisfies PaidPlanRequirement);
+
+export function paidPlanRequirement(reflector: Reflector, context: ExecutionContext): PaidPlanRequirement | undefined {
+  return reflector.getAllAndOverride<PaidPlanRequirement | undefined>(PAID_PLAN, [context.getHandler(), context.getClass()]);
+}
