@@ -12,8 +12,8 @@ export {
   restStatus,
   type AuctionRow,
   type BidRow,
-  type SourceContext,
 } from './observations/auction-row';
+export type { SourceContext } from './normalization/source-context';
 export * from './normalization/normalizer';
 export * from './normalization/normalization.service';
 export * from './outbox/event-publisher';

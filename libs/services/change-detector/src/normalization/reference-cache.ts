@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { isSourceId, sourceById } from '@cars/persistence';
 import { PoolClient } from 'pg';
-import { SourceContext } from '../observations/auction-row';
 import { NormalizationTables, Normalizer } from './normalizer';
+import type { SourceContext } from './source-context';
 
 export interface ReferenceSnapshot {
   version: string;

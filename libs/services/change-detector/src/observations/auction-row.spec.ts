@@ -1,5 +1,6 @@
 import { Observation } from '@cars/contracts';
-import { buildAuctionRow, buildBidRow, restStatus, SourceContext } from './auction-row';
+import type { SourceContext } from '../normalization/source-context';
+import { buildAuctionRow, buildBidRow, restStatus } from './auction-row';
 import { parseWallClock } from './wall-clock';
 
 const bat: SourceContext = { id: 'bringatrailer', timezone: 'America/Los_Angeles', unsoldReportsHighBidOnly: true, defaultCurrency: 'USD' };

@@ -1,18 +1,8 @@
 import { AUCTION_STARTING_STATUSES, EventAuction, Observation, ObservationAuction, ObservationBid } from '@cars/contracts';
 import { AuctionRecord, BidRecord, isFxCurrency, standardColorName, toUsd } from '@cars/persistence';
 import { NormalizedNames } from '../normalization/normalizer';
+import type { SourceContext } from '../normalization/source-context';
 import { parseDate, parseInstant, parseWallClock } from './wall-clock';
-
-/** What row building needs to know about a platform. */
-export interface SourceContext {
-  id: string;
-  /** IANA zone of the platform's wall-clock times. */
-  timezone: string;
-  /** Unsold cars show only the high bid ("Bid to $X"): `reserve not met` maps to REST `bid to`. */
-  unsoldReportsHighBidOnly: boolean;
-  /** Main currency of the platform (price_usd of an observation without a currency). */
-  defaultCurrency: string | null;
-}
 
 /**
  * The columns of `auctions` an observation writes (snake_case, in this order everywhere: the

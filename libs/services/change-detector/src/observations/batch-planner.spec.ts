@@ -1,6 +1,6 @@
 import { Observation } from '@cars/contracts';
 import { Normalizer } from '../normalization/normalizer';
-import { SourceContext } from './auction-row';
+import type { SourceContext } from '../normalization/source-context';
 import {
   auctionRowsToWrite,
   auctionsNeedingBidders,

@@ -1,6 +1,7 @@
 import { errorMessage, Observation, ObservationAuction } from '@cars/contracts';
 import type { Normalizer } from '../normalization/normalizer';
-import { AuctionRow, BidRow, buildAuctionRow, buildBidRow, SourceContext } from './auction-row';
+import type { SourceContext } from '../normalization/source-context';
+import { AuctionRow, BidRow, buildAuctionRow, buildBidRow } from './auction-row';
 import { auctionKey, bidKey } from './keys';
 import type { ExistingAuction, InsertedBid, NewPending } from './observation.repository';
 

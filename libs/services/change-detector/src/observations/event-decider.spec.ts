@@ -1,6 +1,6 @@
 import { AuctionEventData, EventTypes, Observation } from '@cars/contracts';
 import { Normalizer } from '../normalization/normalizer';
-import { SourceContext } from './auction-row';
+import type { SourceContext } from '../normalization/source-context';
 import { AuctionPlan, bidsToWrite, groupByAuction, planBatch, PlanningReference } from './batch-planner';
 import { decideAuction, decideBidEvents, EventDraft, EventParent, orderEvents, outboxRows } from './event-decider';
 import { auctionKey, identityKey } from './keys';
