@@ -1,8 +1,6 @@
 import { TransformationType } from 'class-transformer';
-import type { MetadataStorage as TransformMetadataStorage } from 'class-transformer/types/MetadataStorage';
-import { getMetadataStorage, ValidationArguments, ValidationTypes } from 'class-validator';
-import type { ConstraintMetadata } from 'class-validator/types/metadata/ConstraintMetadata';
-import type { ValidationMetadata } from 'class-validator/types/metadata/ValidationMetadata';
+import { getMetadataStorage, MetadataStorage, ValidationArguments, ValidationTypes } from 'class-validator';
+import { plainToClassTransforms, TransformFn } from './framework/class-transformer-internals';
 
 /**
  * The accepting half of validation, compiled once per DTO class from the DTO's own
@@ -18,9 +16,13 @@ import type { ValidationMetadata } from 'class-validator/types/metadata/Validati
  * on a corpus of valid and invalid query strings and message payloads.
  */
 
+/** class-validator's records of a rule and of a validator class (its index exports the storage, not their types). */
+type ValidationMetadata = ReturnType<MetadataStorage['getTargetValidationMetadatas']>[number];
+type ConstraintMetadata = ReturnType<MetadataStorage['getTargetValidatorConstraints']>[number];
+
 interface PropertyPlan {
   name: string;
-  transforms: ((params: { value: unknown; key: string; obj: unknown; type: TransformationType; options: object }) => unknown)[];
+  transforms: TransformFn[];
   conditions: ValidationMetadata[];
   validators: { metadata: ValidationMetadata; constraints: ConstraintMetadata[] }[];
 }
@@ -37,10 +39,6 @@ export type CompiledInput = 'strings' | 'scalars';
 
 const NO_OPTIONS = {};
 
-/** class-transformer's registry of @Transform functions (what plainToInstance applies); not re-exported by its index. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const transformStorage = (require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformMetadataStorage }).defaultMetadataStorage;
-
 /** The compiled validator of `cls`, or null when its metadata uses something this does not model. */
 export function compileValidator<T extends object>(cls: new () => T, input: CompiledInput = 'strings'): CompiledValidator<T> | null {
   const storage = getMetadataStorage();
@@ -51,9 +49,7 @@ export function compileValidator<T extends object>(cls: new () => T, input: Comp
     if (metadata.groups?.length || metadata.always || metadata.each) return null;
     let plan = plans.get(metadata.propertyName);
     if (!plan) {
-      const transforms = transformStorage
-        .findTransformMetadatas(cls, metadata.propertyName, TransformationType.PLAIN_TO_CLASS)
-        .map((t) => t.transformFn);
+      const transforms = plainToClassTransforms(cls, metadata.propertyName);
       plan = { name: metadata.propertyName, transforms, conditions: [], validators: [] };
       plans.set(metadata.propertyName, plan);
     }
