@@ -1,19 +1,14 @@
-import { CallHandler, ExecutionContext, INestApplication, Injectable, NestInterceptor } from '@nestjs/common';
-import { INTERCEPTORS_METADATA, METHOD_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
-import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
-import { ModulesContainer } from '@nestjs/core';
+import { CallHandler, ExecutionContext, INestApplication, Injectable, NestInterceptor, UseInterceptors } from '@nestjs/common';
+import { MetadataScanner, ModulesContainer } from '@nestjs/core';
 import { unrecognised, validationError } from '@cars/contracts';
 import type { FastifyRequest } from 'fastify';
 import { Observable } from 'rxjs';
 import { ApiException } from './api-exception';
+import { readsQuery, routeMethod } from './nest-internals';
 
 let strictQuery: StrictQueryInterceptor | undefined;
-
-/** Whether a route handler takes any `@Query()` argument. */
-function readsQuery(controller: object, method: string): boolean {
-  const args = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, method) ?? {}) as Record<string, unknown>;
-  return Object.keys(args).some((key) => Number(key.split(':')[0]) === RouteParamtypes.QUERY);
-}
+/** The handlers given the interceptor so far (once each, however many applications the process makes). */
+const strictHandlers = new WeakSet<object>();
 
 /**
  * Puts the interceptor on the routes that take no query (call before the application is
@@ -24,18 +19,20 @@ function readsQuery(controller: object, method: string): boolean {
 export function applyStrictQuery(app: INestApplication): void {
   // One instance for every application of the process (handlers' metadata is per class, shared).
   const interceptor = (strictQuery ??= new StrictQueryInterceptor());
+  const useInterceptor = UseInterceptors(interceptor);
+  const scanner = new MetadataScanner();
   for (const module of app.get(ModulesContainer).values()) {
     for (const wrapper of module.controllers.values()) {
       const controller = wrapper.metatype as (new () => object) | null;
       if (!controller) continue;
-      for (let proto = controller.prototype as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
-        for (const name of Object.getOwnPropertyNames(proto)) {
-          const handler = Object.getOwnPropertyDescriptor(proto, name)?.value as unknown;
-          if (typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
-          if (readsQuery(controller, name)) continue;
-          const existing = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[];
-          if (!existing.includes(interceptor)) Reflect.defineMetadata(INTERCEPTORS_METADATA, [interceptor, ...existing], handler);
-        }
+      const prototype = controller.prototype as Record<string, unknown>;
+      // The methods Nest's router maps: every method of the class and its bases, an override once.
+      for (const name of scanner.getAllMethodNames(prototype)) {
+        const handler = prototype[name] as object;
+        if (strictHandlers.has(handler) || routeMethod(handler) === undefined || readsQuery(controller, name)) continue;
+        strictHandlers.add(handler);
+        // What `@UseInterceptors(interceptor)` on the method would have recorded.
+        useInterceptor(prototype, name, { value: handler });
       }
     }
   }

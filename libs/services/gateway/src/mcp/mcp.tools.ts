@@ -1,5 +1,4 @@
 import { RequestMethod, Type } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import {
   AuctionIdParamDto,
   AuctionListResponseDto,
@@ -19,6 +18,7 @@ import { ServiceClient } from '@cars/messaging';
 import { AuctionsController, listBids, listLiveAuctions, searchAuctions } from '../auctions/auctions.controller';
 import { listMakes, listModels, MakesController } from '../makes/makes.controller';
 import { InFlightSlot } from '../metering/in-flight';
+import { routeMethod, routePath } from '../http/nest-internals';
 import { getPriceStats, StatsController } from '../stats/stats.controller';
 import { ToolInput, toolInputSchema, ToolInputSchema } from './tool-input';
 
@@ -97,8 +97,8 @@ function defineTool<const T extends readonly ToolInput[], R extends object | str
 export function restRouteName(route: RestRoute): string {
   const handler = (route.controller.prototype as Record<string, unknown>)[route.handler];
   if (typeof handler !== 'function') throw new Error(`${route.controller.name}.${route.handler} is not a route handler`);
-  const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod;
-  const parts = [Reflect.getMetadata(PATH_METADATA, route.controller), Reflect.getMetadata(PATH_METADATA, handler)] as string[];
+  const method = routeMethod(handler) as RequestMethod;
+  const parts = [routePath(route.controller), routePath(handler)] as string[];
   const path = `/${parts.join('/')}`
     .replace(/\/+/g, '/')
     .replace(/\/$/, '')
