@@ -4,6 +4,7 @@ export * from './plans/plans';
 export * from './keys/api-key';
 export * from './keys/api-keys.repository';
 export * from './accounts/accounts.repository';
+export * from './accounts/account.projection';
 export * from './accounts/accounts.service';
 export * from './accounts/plan-change.rules';
 export * from './ledger/billing-period';

@@ -14,10 +14,11 @@ import {
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { accountJson } from '@cars/accounts';
 import { ErrorNames } from '@cars/contracts';
 import { ErrorResponseDto } from '../auctions/api-responses';
 import { ApiException } from '../http/api-exception';
-import { accountJson, AccountAreaService } from './account-area.service';
+import { AccountAreaService } from './account-area.service';
 import { AccountRoute, ApiBurstLimited, ApiChangeForbidden, sessionOf } from './account-session.guard';
 import { AccountSessions } from './account-sessions.service';
 import { listenOrigin } from './request-origin';
