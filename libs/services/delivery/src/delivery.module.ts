@@ -1,10 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { DispatchRepository, FanOutRepository, RetentionRepository } from '@cars/webhook-store';
 import { DELIVERY_OPTIONS, DeliveryOptions, resolveDeliveryOptions } from './config/delivery.options';
 import { DeliveryStore } from './dispatch/delivery-store';
 import { Dispatcher } from './dispatch/dispatcher.service';
 import { Sender } from './dispatch/sender';
 import { EventIntakeService } from './event-intake.service';
-import { FanOutRepository } from './fan-out/fan-out.repository';
 import { FanOutService } from './fan-out/fan-out.service';
 import { DeliveryBacklogMetrics } from './metrics/delivery.metrics';
 import { RetentionService } from './retention/retention.service';
@@ -23,6 +23,8 @@ export class DeliveryModule {
       providers: [
         { provide: DELIVERY_OPTIONS, useValue: resolveDeliveryOptions(options) },
         FanOutRepository,
+        DispatchRepository,
+        RetentionRepository,
         FanOutService,
         DeliveryStore,
         Sender,

@@ -1,14 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { DeliveriesRepository, SubscriptionsRepository } from '@cars/webhook-store';
 import { DestinationGuard } from './config/destination-guard';
 import { SecretBox } from './config/secret-box';
 import { WEBHOOKS_OPTIONS, WebhooksOptions } from './config/webhooks.options';
 import { DeliveriesHandler } from './deliveries/deliveries.handler';
-import { DeliveriesRepository } from './deliveries/deliveries.repository';
 import { DeliveriesService } from './deliveries/deliveries.service';
+import { EndpointScopes } from './endpoints/endpoint-scope';
 import { AccountGate } from './plans/account-gate';
 import { PlanSweeper } from './plans/plan-sweeper';
 import { SubscriptionsHandler } from './subscriptions/subscriptions.handler';
-import { SubscriptionsRepository } from './subscriptions/subscriptions.repository';
 import { SubscriptionsService } from './subscriptions/subscriptions.service';
 
 /**
@@ -26,6 +26,7 @@ export class WebhooksModule {
         DestinationGuard,
         SecretBox,
         AccountGate,
+        EndpointScopes,
         PlanSweeper,
         SubscriptionsRepository,
         SubscriptionsService,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { errorMessage } from '@cars/contracts';
+import { FanOutRepository } from '@cars/webhook-store';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
-import { FanOutRepository } from './fan-out.repository';
 
 /**
  * Runs fan-out passes: one at a time per process, again at once when woken during a pass (a

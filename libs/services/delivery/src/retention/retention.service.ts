@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { errorMessage } from '@cars/contracts';
-import { PG_POOL } from '@cars/persistence';
-import { Pool } from 'pg';
+import { RetentionRepository } from '@cars/webhook-store';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
 
 /** SPEC Limits: terminal payloads and delivery history are eligible for cleanup after 30 days. */
@@ -21,7 +20,7 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
   private running: Promise<unknown> | null = null;
 
   constructor(
-    @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly retention: RetentionRepository,
     @Inject(DELIVERY_OPTIONS) private readonly options: ResolvedDeliveryOptions,
   ) {}
 
@@ -38,29 +37,15 @@ export class RetentionService implements OnApplicationBootstrap, OnApplicationSh
   async run(days = RETENTION_DAYS): Promise<{ deliveries: number; events: number }> {
     let deliveries = 0;
     for (;;) {
-      const { rowCount } = await this.pool.query(
-        `DELETE FROM webhook_deliveries WHERE id IN (
-           SELECT id FROM webhook_deliveries
-            WHERE status IN ('succeeded', 'failed', 'canceled') AND updated_at < now() - make_interval(days => $1)
-            LIMIT $2)`,
-        [days, BATCH],
-      );
-      deliveries += rowCount ?? 0;
-      if ((rowCount ?? 0) < BATCH) break;
+      const removed = await this.retention.deleteEndedDeliveries(days, BATCH);
+      deliveries += removed;
+      if (removed < BATCH) break;
     }
     let events = 0;
     for (;;) {
-      const { rowCount } = await this.pool.query(
-        `DELETE FROM events WHERE seq IN (
-           SELECT e.seq FROM events e
-            WHERE e.created_at < now() - make_interval(days => $1)
-              AND e.published_at IS NOT NULL AND e.fanned_out_at IS NOT NULL
-              AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
-            ORDER BY e.seq LIMIT $2)`,
-        [days, BATCH],
-      );
-      events += rowCount ?? 0;
-      if ((rowCount ?? 0) < BATCH) break;
+      const removed = await this.retention.deleteSpentEvents(days, BATCH);
+      events += removed;
+      if (removed < BATCH) break;
     }
     if (deliveries + events > 0) this.logger.log(`removed ${deliveries} deliveries and ${events} events older than ${days} days`);
     return { deliveries, events };

@@ -1,14 +1,7 @@
 import { SecretCipher } from '@cars/signing';
 import { withTransaction } from '@cars/persistence';
+import { lockSecretsNotSealedUnder, writeSealedSecrets } from '@cars/webhook-store';
 import { Pool } from 'pg';
-
-interface SealedRow {
-  id: string;
-  secret_ciphertext: string;
-  secret_key_id: string;
-  previous_secret_ciphertext: string | null;
-  previous_secret_key_id: string | null;
-}
 
 /**
  * Master-key rotation (`admin secrets:reencrypt`): every signing secret — current and the one kept
@@ -27,13 +20,7 @@ export async function reencryptSecrets(
   let secrets = 0;
   for (;;) {
     const done = await withTransaction(pool, async (client) => {
-      const { rows } = await client.query<SealedRow>(
-        `SELECT id, secret_ciphertext, secret_key_id, previous_secret_ciphertext, previous_secret_key_id
-           FROM webhook_subscriptions
-          WHERE secret_key_id <> $1 OR (previous_secret_key_id IS NOT NULL AND previous_secret_key_id <> $1)
-          ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`,
-        [keyId, batchSize],
-      );
+      const rows = await lockSecretsNotSealedUnder(client, keyId, batchSize);
       for (const row of rows) {
         const current =
           row.secret_key_id === keyId
@@ -46,12 +33,7 @@ export async function reencryptSecrets(
               ? { ciphertext: row.previous_secret_ciphertext, keyId }
               : cipher.encrypt(cipher.decrypt(row.previous_secret_ciphertext, row.previous_secret_key_id));
         secrets += Number(row.secret_key_id !== keyId) + Number(previous !== null && row.previous_secret_key_id !== keyId);
-        await client.query(
-          `UPDATE webhook_subscriptions
-              SET secret_ciphertext = $2, secret_key_id = $3, previous_secret_ciphertext = $4, previous_secret_key_id = $5
-            WHERE id = $1`,
-          [row.id, current.ciphertext, current.keyId, previous?.ciphertext ?? null, previous?.keyId ?? null],
-        );
+        await writeSealedSecrets(client, row.id, current, previous);
       }
       subscriptions += rows.length;
       return rows.length < batchSize;

@@ -1,11 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { generateSigningSecret, SecretCipher } from '@cars/signing';
+import { SealedSecret } from '@cars/webhook-store';
 import { WEBHOOKS_OPTIONS, WebhooksOptions } from './webhooks.options';
-
-export interface SealedSecret {
-  ciphertext: string;
-  keyId: string;
-}
 
 /** Endpoint signing secrets: made here, stored only sealed under WEBHOOK_SECRET_KEY. */
 @Injectable()

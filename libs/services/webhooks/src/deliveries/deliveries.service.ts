@@ -12,12 +12,11 @@ import {
   WEBHOOK_ID_PREFIX,
   WebhooksPatterns,
 } from '@cars/contracts';
-import { PG_POOL, withTransaction } from '@cars/persistence';
+import { PG_POOL } from '@cars/persistence';
+import { DeliveriesRepository, SubscriptionsRepository } from '@cars/webhook-store';
 import { Pool } from 'pg';
+import { EndpointScopes, noSuchWebhook } from '../endpoints/endpoint-scope';
 import { AccountGate, Features } from '../plans/account-gate';
-import { noSuchWebhook } from '../subscriptions/subscriptions.service';
-import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository';
-import { DeliveriesRepository } from './deliveries.repository';
 import { toDelivery } from './delivery.projection';
 import { parseRecoverWindow } from './recover-window';
 import { retryDecision } from './retry-rules';
@@ -34,6 +33,7 @@ export class DeliveriesService {
     private readonly subscriptions: SubscriptionsRepository,
     private readonly deliveries: DeliveriesRepository,
     private readonly gate: AccountGate,
+    private readonly endpoints: EndpointScopes,
   ) {}
 
   async recent(accountId: string, id: string): Reply<'ListDeliveries'> {
@@ -50,42 +50,30 @@ export class DeliveriesService {
    * a new budget of six attempts; the endpoint must be active. Anything else is a 409.
    */
   async retry(accountId: string, id: string, deliveryId: string): Reply<'RetryDelivery'> {
-    const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
-    if (!uuid) return noSuchWebhook(id);
     const deliveryUuid = parsePrefixedId(DELIVERY_ID_PREFIX, deliveryId);
-    if (!deliveryUuid) return noSuchDelivery(deliveryId);
-    return withTransaction(this.pool, async (client) => {
-      const gate = await this.gate.lock(client, accountId, Features.Retry);
-      if (!gate.ok) return gate.reply;
-      const subscription = await this.subscriptions.find(client, accountId, uuid, { lock: true });
-      if (!subscription) return noSuchWebhook(id);
-      const delivery = await this.deliveries.find(client, uuid, deliveryUuid, { lock: true });
+    const checkDeliveryId = async () => (deliveryUuid ? null : noSuchDelivery(deliveryId));
+    return this.endpoints.change(accountId, id, { feature: Features.Retry }, async ({ tx, uuid, endpoint }) => {
+      const delivery = await this.deliveries.find(tx, uuid, deliveryUuid!, { lock: true });
       if (!delivery) return noSuchDelivery(deliveryId);
-      if (!subscription.enabled) {
+      if (!endpoint.enabled) {
         return rpcError(409, conflict('The webhook is paused; resume it (PATCH enabled: true) before retrying its deliveries'));
       }
       const decision = retryDecision(delivery);
       if (!decision.ok) return rpcError(409, conflict(`This delivery cannot be retried: ${decision.reason}`));
-      return rpcOk({ data: toDelivery(await this.deliveries.requeue(client, deliveryUuid, decision.maxAttempts)) });
-    });
+      return rpcOk({ data: toDelivery(await this.deliveries.requeue(tx, deliveryUuid!, decision.maxAttempts)) });
+    }, checkDeliveryId);
   }
 
   /** After an outage: every failed delivery of the window gets a new budget (plan rules as for retry). */
   async recover(accountId: string, id: string, body: unknown): Reply<'Recover'> {
-    const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
-    if (!uuid) return noSuchWebhook(id);
-    return withTransaction(this.pool, async (client) => {
-      const gate = await this.gate.lock(client, accountId, Features.Recover);
-      if (!gate.ok) return gate.reply;
-      const subscription = await this.subscriptions.find(client, accountId, uuid, { lock: true });
-      if (!subscription) return noSuchWebhook(id);
-      const [{ now }] = (await client.query<{ now: Date }>('SELECT now() AS now')).rows;
+    return this.endpoints.change(accountId, id, { feature: Features.Recover }, async ({ tx, uuid, endpoint }) => {
+      const [{ now }] = (await tx.query<{ now: Date }>('SELECT now() AS now')).rows;
       const window = parseRecoverWindow(body, now);
       if (!window.ok) return rpcError(400, validationError(window.details));
-      if (!subscription.enabled) {
+      if (!endpoint.enabled) {
         return rpcError(409, conflict('The webhook is paused; resume it (PATCH enabled: true) before recovering its deliveries'));
       }
-      return rpcOk({ data: { recovered: await this.deliveries.recoverFailed(client, uuid, window.since, window.until) } });
+      return rpcOk({ data: { recovered: await this.deliveries.recoverFailed(tx, uuid, window.since, window.until) } });
     });
   }
 }

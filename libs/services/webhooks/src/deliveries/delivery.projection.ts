@@ -1,5 +1,5 @@
 import { DELIVERY_ID_PREFIX, WebhookDelivery } from '@cars/contracts';
-import { DeliveryRow } from './deliveries.repository';
+import { DeliveryRow } from '@cars/webhook-store';
 
 const iso = (value: Date | null): string | null => (value === null ? null : value.toISOString());
 

@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PG_POOL, withTransaction } from '@cars/persistence';
+import { PG_POOL, Sql, withTransaction } from '@cars/persistence';
 import { Pool } from 'pg';
-import { enforceEndpointAllowance, accountsOverEndpointAllowance, paidFeatureRefusal, pgRunner, Plan, planInForce } from '@cars/accounts';
+import { paidFeatureRefusal, Plan, planInForce } from '@cars/accounts';
 import { forbidden, notFound, rpcError, RpcReply } from '@cars/contracts';
-import { Sql } from '../subscriptions/subscriptions.repository';
+import { accountsOverEndpointAllowance } from '@cars/webhook-store';
+import { enforceEndpointAllowance } from './endpoint-allowance';
 
 /** What each webhook change needs, by name in the 403 (SPEC webhook rule 4). */
 export const Features = {
@@ -28,7 +29,7 @@ export class AccountGate {
   constructor(@Inject(PG_POOL) private readonly pool: Pool) {}
 
   async lock(sql: Sql, accountId: string, feature?: string): Promise<Gate> {
-    const inForce = await planInForce(pgRunner(sql), accountId, { lock: true });
+    const inForce = await planInForce(sql, accountId, { lock: true });
     if (!inForce) return { ok: false, reply: rpcError(404, notFound('No such account')) };
     if (feature) {
       const refusal = paidFeatureRefusal(feature, inForce.account, { verifiedEmail: true });
@@ -42,7 +43,7 @@ export class AccountGate {
    * does the same for every account; this makes it exact at the moment of reading).
    */
   async settle(accountId: string): Promise<void> {
-    const over = await accountsOverEndpointAllowance(pgRunner(this.pool), accountId);
-    if (over.length > 0) await withTransaction(this.pool, (client) => enforceEndpointAllowance(pgRunner(client), accountId));
+    const over = await accountsOverEndpointAllowance(this.pool, accountId);
+    if (over.length > 0) await withTransaction(this.pool, (client) => enforceEndpointAllowance(client, accountId));
   }
 }

@@ -1,5 +1,5 @@
 import { WEBHOOK_ID_PREFIX, WebhookSubscription } from '@cars/contracts';
-import { SubscriptionRow } from './subscriptions.repository';
+import { SubscriptionRow } from '@cars/webhook-store';
 
 /** The public record of a row: the SPEC fields and `health` — never a secret, the account or the boundary. */
 export function toSubscription(row: SubscriptionRow): WebhookSubscription {

@@ -6,7 +6,6 @@ import {
   EventTypes,
   ListWebhooksRequestDto,
   newEventId,
-  notFound,
   parsePrefixedId,
   rpcError,
   rpcOk,
@@ -20,15 +19,15 @@ import {
   WebhooksPatterns,
 } from '@cars/contracts';
 import { PG_POOL, withTransaction } from '@cars/persistence';
+import { DeliveriesRepository, SubscriptionRow, SubscriptionsRepository } from '@cars/webhook-store';
 import { Pool } from 'pg';
 import { DestinationGuard } from '../config/destination-guard';
 import { SecretBox } from '../config/secret-box';
-import { DeliveriesRepository } from '../deliveries/deliveries.repository';
 import { toDelivery } from '../deliveries/delivery.projection';
+import { EndpointScopes, noSuchWebhook } from '../endpoints/endpoint-scope';
 import { AccountGate, Features } from '../plans/account-gate';
 import { toSubscription } from './subscription.projection';
-import { changesActivation, parseCreateInput, parsePatchInput, SubscriptionInput } from './subscription-input';
-import { SubscriptionRow, SubscriptionsRepository } from './subscriptions.repository';
+import { changesActivation, parseCreateInput, parsePatchInput, SubscriptionInput, SubscriptionPatch } from './subscription-input';
 
 type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcResponse<(typeof WebhooksPatterns)[P]>>>;
 
@@ -36,8 +35,6 @@ type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcRespon
 export const TEST_COOLDOWN_SECONDS = 60;
 /** How long the previous secret keeps signing after a rotation (SPEC Limits). */
 export const ROTATION_OVERLAP_HOURS = 24;
-
-export const noSuchWebhook = (id: string) => rpcError(404, notFound(`No webhook with id ${id}`));
 
 const inputOf = (row: SubscriptionRow): SubscriptionInput => ({
   url: row.url,
@@ -60,6 +57,7 @@ export class SubscriptionsService {
     private readonly destinations: DestinationGuard,
     private readonly secrets: SecretBox,
     private readonly gate: AccountGate,
+    private readonly endpoints: EndpointScopes,
   ) {}
 
   async list(request: ListWebhooksRequestDto): Reply<'List'> {
@@ -103,71 +101,58 @@ export class SubscriptionsService {
   }
 
   async update(accountId: string, id: string, body: unknown): Reply<'Update'> {
-    const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
-    if (!uuid) return noSuchWebhook(id);
     const patch = parsePatchInput(body);
-    if (!patch.ok) return rpcError(400, validationError(patch.details));
-    const { enabled, ...fields } = patch.value;
-    if (fields.url !== undefined) {
-      const destination = await this.destinations.check(fields.url);
-      if (!destination.ok) return rpcError(400, validationError({ url: [destination.message] }));
-    }
+    const { enabled, ...fields }: SubscriptionPatch = patch.ok ? patch.value : {};
     const pauseOnly = Object.keys(fields).length === 0 && enabled === false;
-    return withTransaction(this.pool, async (client) => {
-      const gate = await this.gate.lock(client, accountId, pauseOnly ? undefined : Features.Edit);
-      if (!gate.ok) return gate.reply;
-      const row = await this.subscriptions.find(client, accountId, uuid, { lock: true });
-      if (!row) return noSuchWebhook(id);
+    const checkBody = async () => {
+      if (!patch.ok) return rpcError(400, validationError(patch.details));
+      if (fields.url !== undefined) {
+        const destination = await this.destinations.check(fields.url);
+        if (!destination.ok) return rpcError(400, validationError({ url: [destination.message] }));
+      }
+      return null;
+    };
+    return this.endpoints.change(accountId, id, { feature: pauseOnly ? undefined : Features.Edit }, async ({ tx, uuid, endpoint: row, plan }) => {
       const before = inputOf(row);
       const after: SubscriptionInput = { ...before, ...fields };
       const resuming = enabled === true && !row.enabled;
       const pausing = enabled === false && row.enabled;
-      if (resuming) {
-        const allowance = gate.plan.webhookEndpoints;
-        const active = await this.subscriptions.count(client, accountId, { enabledOnly: true, except: uuid });
+      if (resuming && plan) {
+        const allowance = plan.webhookEndpoints;
+        const active = await this.subscriptions.count(tx, accountId, { enabledOnly: true, except: uuid });
         if (allowance !== null && active >= allowance) {
           return rpcError(
             409,
-            conflict(`Cannot resume: ${endpointAllowanceMessage(gate.plan)} and ${active} active; pause or delete another first`),
+            conflict(`Cannot resume: ${endpointAllowanceMessage(plan)} and ${active} active; pause or delete another first`),
           );
         }
       }
       // A resumed endpoint skips what was observed while it was paused: a new boundary, as for a new URL.
       const newBoundary = resuming || changesActivation(before, after);
-      if (pausing) await this.deliveries.cancelPending(client, uuid);
-      const updated = await this.subscriptions.update(client, uuid, { ...after, enabled: enabled ?? row.enabled }, newBoundary);
+      if (pausing) await this.deliveries.cancelPending(tx, uuid);
+      const updated = await this.subscriptions.update(tx, uuid, { ...after, enabled: enabled ?? row.enabled }, newBoundary);
       return rpcOk({ data: toSubscription(updated) });
-    });
+    }, checkBody);
   }
 
   async delete(accountId: string, id: string): Reply<'Delete'> {
-    const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
-    if (!uuid) return noSuchWebhook(id);
-    return withTransaction(this.pool, async (client) => {
-      const row = await this.subscriptions.find(client, accountId, uuid, { lock: true });
-      if (!row) return noSuchWebhook(id);
-      if (await this.deliveries.anySending(client, uuid)) {
+    return this.endpoints.change(accountId, id, null, async ({ tx, uuid }) => {
+      if (await this.deliveries.anySending(tx, uuid)) {
         return rpcError(
           409,
           conflict('A delivery attempt to this endpoint is in flight; delete it once the attempt ends (at most 10 s)'),
         );
       }
-      await this.subscriptions.delete(client, uuid);
+      await this.subscriptions.delete(tx, uuid);
       return rpcOk({ deleted: true as const });
     });
   }
 
   /** Queues a `webhook.test` event as a pending delivery, due now; free of charge. */
   async sendTest(accountId: string, id: string): Reply<'SendTest'> {
-    const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
-    if (!uuid) return noSuchWebhook(id);
-    return withTransaction(this.pool, async (client) => {
-      const gate = await this.gate.lock(client, accountId, Features.Test);
-      if (!gate.ok) return gate.reply;
-      const row = await this.subscriptions.find(client, accountId, uuid, { lock: true });
-      if (!row) return noSuchWebhook(id);
-      if (!row.enabled) return rpcError(409, conflict('The webhook is paused; resume it (PATCH enabled: true) to send a test'));
-      const marked = await this.subscriptions.markTested(client, uuid, TEST_COOLDOWN_SECONDS);
+    return this.endpoints.change(accountId, id, { feature: Features.Test }, async ({ tx, uuid, endpoint }) => {
+      if (!endpoint.enabled) return rpcError(409, conflict('The webhook is paused; resume it (PATCH enabled: true) to send a test'));
+      const marked = await this.subscriptions.markTested(tx, uuid, TEST_COOLDOWN_SECONDS);
       if (!marked.ok) {
         return rpcError(
           409,
@@ -175,7 +160,7 @@ export class SubscriptionsService {
         );
       }
       const envelope = buildEventEnvelope(EventTypes.WebhookTest, { message: WEBHOOK_TEST_MESSAGE }, marked.at, newEventId());
-      const delivery = await this.deliveries.insertDue(client, {
+      const delivery = await this.deliveries.insertDue(tx, {
         subscriptionId: uuid,
         accountId,
         eventId: envelope.id,
@@ -188,15 +173,9 @@ export class SubscriptionsService {
 
   /** A new secret, returned once; the previous one keeps signing for 24 h (replacing any kept before). */
   async rotateSecret(accountId: string, id: string): Reply<'RotateSecret'> {
-    const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
-    if (!uuid) return noSuchWebhook(id);
     const { secret, sealed } = this.secrets.issue();
-    return withTransaction(this.pool, async (client) => {
-      const gate = await this.gate.lock(client, accountId, Features.Rotate);
-      if (!gate.ok) return gate.reply;
-      const row = await this.subscriptions.find(client, accountId, uuid, { lock: true });
-      if (!row) return noSuchWebhook(id);
-      await this.subscriptions.rotateSecret(client, uuid, sealed, ROTATION_OVERLAP_HOURS);
+    return this.endpoints.change(accountId, id, { feature: Features.Rotate }, async ({ tx, uuid }) => {
+      await this.subscriptions.rotateSecret(tx, uuid, sealed, ROTATION_OVERLAP_HOURS);
       return rpcOk({ data: { secret } });
     });
   }

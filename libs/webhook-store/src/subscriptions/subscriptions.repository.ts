@@ -1,11 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SubscribableEventType, WebhookCircuitState, WebhookFilters } from '@cars/contracts';
-import { PG_POOL } from '@cars/persistence';
-import { Pool, PoolClient } from 'pg';
-import { SealedSecret } from '../config/secret-box';
+import { PG_POOL, Sql } from '@cars/persistence';
+import { Pool } from 'pg';
 
-/** A pool, or the client of a transaction the service holds. */
-export type Sql = Pool | PoolClient;
+/** A signing secret as stored: sealed under a master key of WEBHOOK_SECRET_KEY, named by its id. */
+export interface SealedSecret {
+  ciphertext: string;
+  keyId: string;
+}
 
 /** A `webhook_subscriptions` row as the service reads it (never returned as is: see the projection). */
 export interface SubscriptionRow {

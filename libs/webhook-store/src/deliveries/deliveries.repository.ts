@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DELIVERY_MAX_ATTEMPTS, DeliveryErrorCode, DeliveryStatus, DeliveryWaitingReason, NotifyChannels } from '@cars/contracts';
-import { PG_POOL } from '@cars/persistence';
+import { PG_POOL, Sql } from '@cars/persistence';
 import { Pool } from 'pg';
-import { Sql } from '../subscriptions/subscriptions.repository';
 
 /** A `webhook_deliveries` row as the service reads it (the projection picks the public fields). */
 export interface DeliveryRow {
