@@ -10,6 +10,7 @@ import { settledUsage } from './support/accounts';
 import { accountAreaModule, ConsoleClient, OpenApiConformance } from './support/account-area';
 import { bearer, request } from './support/http';
 import { startTestStack, TestStack, testWebhooksModule } from './support/stack';
+import { pgPoolOf } from '@cars/persistence';
 
 jest.setTimeout(60_000);
 
@@ -33,7 +34,7 @@ describe('account area: overview, keys, webhooks, stats', () => {
     const res = await browser.signUp(email());
     expect(res.status).toBe(201);
     const accountId: string = res.body.account.id;
-    if (options.plan) await setPlan(db, { accountId, plan: options.plan });
+    if (options.plan) await setPlan(pgPoolOf(db), { accountId, plan: options.plan });
     if (options.verified) await db.query(`UPDATE accounts SET email_verified = true WHERE id = $1`, [accountId]);
     return { browser, accountId };
   };
@@ -265,7 +266,7 @@ describe('account area: overview, keys, webhooks, stats', () => {
 
       const paid = await signedIn({ plan: '1k' });
       const paidKey = (await paid.browser.post('/account/keys')).body.api_key as string;
-      await setUsedUnits(db, paid.accountId, 1000);
+      await setUsedUnits(pgPoolOf(db), paid.accountId, 1000);
       const over = await paid.browser.get('/account/stats?make=Porsche');
       expect(over.status).toBe(429);
       expect(over.body.error).toBe('Rate Limit Exceeded');

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { ConsoleClient, OpenApiConformance, startMailCapture, verificationTokenIn } from './support/account-area';
 import { bearer, request } from './support/http';
 import { AppProcess, freePort, startApp, waitForOk } from './support/processes';
+import { pgPoolOf } from '@cars/persistence';
 
 jest.setTimeout(90_000);
 
@@ -82,7 +83,7 @@ describe('account area: secrets never reach the logs', () => {
     await request(`${url}/auctions?limit=1`, bearer(apiKey));
     await request(`${url}/auctions`, { headers: { cookie: `cars_session=${browser.cookie}` } });
 
-    await setPlan(db, { accountId: signedUp.body.account.id, plan: '10k' });
+    await setPlan(pgPoolOf(db), { accountId: signedUp.body.account.id, plan: '10k' });
     const hook = await browser.post('/account/webhooks', { url: 'https://hooks.example.invalid/console', event_types: ['auction.ended'] });
     expect(hook.status).toBe(201);
     secrets.push(hook.body.secret);

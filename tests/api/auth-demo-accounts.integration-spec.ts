@@ -30,7 +30,7 @@ describe('demo accounts', () => {
   });
 
   it('creates one verified account per plan once, and returns the same working keys on every call', async () => {
-    const [first, second] = await Promise.all([ensureDemoAccounts(db), ensureDemoAccounts(db)]);
+    const [first, second] = await Promise.all([ensureDemoAccounts(pgPoolOf(db)), ensureDemoAccounts(pgPoolOf(db))]);
     expect(first.map((d) => [d.plan, d.planName, d.monthlyLimit, d.email])).toEqual([
       ['free', 'Free', 100, 'free@demo.invalid'],
       ['1k', '1K', 1000, '1k@demo.invalid'],
@@ -38,7 +38,7 @@ describe('demo accounts', () => {
       ['100k', '100K', 100000, '100k@demo.invalid'],
     ]);
     expect(second).toEqual(first);
-    expect(await ensureDemoAccounts(db)).toEqual(first);
+    expect(await ensureDemoAccounts(pgPoolOf(db))).toEqual(first);
 
     const accounts: { plan: string; email_verified: boolean }[] = await db.query(`SELECT plan, email_verified FROM accounts`);
     expect(accounts).toHaveLength(4);
@@ -55,15 +55,15 @@ describe('demo accounts', () => {
   });
 
   it('moves to a fresh key when an operator revokes a demo key', async () => {
-    const before = await ensureDemoAccounts(db);
+    const before = await ensureDemoAccounts(pgPoolOf(db));
     const revoked = before.find((d) => d.plan === '10k')!;
-    await revokeApiKey(db, apiKeyPrefix(revoked.apiKey));
-    const after = await ensureDemoAccounts(db);
+    await revokeApiKey(pgPoolOf(db), apiKeyPrefix(revoked.apiKey));
+    const after = await ensureDemoAccounts(pgPoolOf(db));
     const replaced = after.find((d) => d.plan === '10k')!;
     expect(replaced.accountId).toBe(revoked.accountId);
     expect(replaced.apiKey).not.toBe(revoked.apiKey);
     expect(await new ApiKeysRepository(pgPoolOf(db)).findActiveHolder(hashApiKey(replaced.apiKey))).not.toBeNull();
-    expect(await ensureDemoAccounts(db)).toEqual(after);
+    expect(await ensureDemoAccounts(pgPoolOf(db))).toEqual(after);
     expect(after.filter((d) => d.plan !== '10k')).toEqual(before.filter((d) => d.plan !== '10k'));
     expect((await request(`${gateway.url}/probe-access/open`, bearer(revoked.apiKey))).status).toBe(401);
     expect((await request(`${gateway.url}/probe-access/open`, bearer(replaced.apiKey))).status).toBe(200);

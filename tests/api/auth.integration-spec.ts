@@ -7,6 +7,7 @@ import { AccessProbeModule } from './support/access-probe.module';
 import { createTestAccount } from './support/accounts';
 import { bearer, request } from './support/http';
 import { startTestStack, TestStack } from './support/stack';
+import { pgPoolOf } from '@cars/persistence';
 
 const KEY_CACHE_TTL_MS = 1500;
 
@@ -91,7 +92,7 @@ describe('API keys and plans', () => {
   it('stops accepting a revoked key within the key cache window', async () => {
     const account = await createTestAccount(db);
     expect((await request(url('/probe-access/open'), bearer(account.apiKey))).status).toBe(200);
-    await revokeApiKey(db, account.keyPrefix);
+    await revokeApiKey(pgPoolOf(db), account.keyPrefix);
     const revokedAt = Date.now();
     let status = 200;
     while (status === 200 && Date.now() - revokedAt < KEY_CACHE_TTL_MS + 3000) {
@@ -152,7 +153,7 @@ describe('API keys and plans', () => {
   it('applies a plan change within the key cache window', async () => {
     const account = await createTestAccount(db, { plan: 'free' });
     expect((await request(url('/probe-access/paid'), bearer(account.apiKey))).status).toBe(403);
-    await setPlan(db, { accountId: account.accountId, plan: '1k' });
+    await setPlan(pgPoolOf(db), { accountId: account.accountId, plan: '1k' });
     const changedAt = Date.now();
     let status = 403;
     while (status === 403 && Date.now() - changedAt < KEY_CACHE_TTL_MS + 3000) {

@@ -9,6 +9,7 @@ import { accountAreaModule, ConsoleClient, OpenApiConformance } from './support/
 import { createTestAccount } from './support/accounts';
 import { startTestStack, TestStack, testWebhooksModule } from './support/stack';
 import { WebhooksApi } from './support/webhooks-api';
+import { pgPoolOf } from '@cars/persistence';
 
 jest.setTimeout(60_000);
 
@@ -63,7 +64,7 @@ describe('caps under concurrency', () => {
     const signedUp = await browser.signUp(`caps-${randomUUID()}@example.test`);
     expect(signedUp.status).toBe(201);
     const accountId: string = signedUp.body.account.id;
-    for (let i = 0; i < 19; i += 1) await createApiKey(db, accountId);
+    for (let i = 0; i < 19; i += 1) await createApiKey(pgPoolOf(db), accountId);
 
     // Twenty connections open and warm first, so that the twenty creations arrive together.
     const agent = new Agent({ keepAlive: true, maxSockets: 20 });

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { INestApplicationContext } from '@nestjs/common';
 import { getUsage, setPlan } from '@cars/accounts';
 import { buildEventEnvelope, EventType, NotifyChannels, Observation, Queues } from '@cars/contracts';
-import { DatabaseModule } from '@cars/persistence';
+import { DatabaseModule, pgPoolOf } from '@cars/persistence';
 import { DeliveryModule, RetentionService } from '@cars/service-delivery';
 import { NormalizationService, ObservationProcessor } from '@cars/service-change-detector';
 import { verifyWebhook } from '@cars/signing';
@@ -155,7 +155,7 @@ describe('delivery worker', () => {
   it('delivers a matching event over HTTPS, signed per Standard Webhooks, and charges one unit', async () => {
     const account = await createTestAccount(db, { plan: '10k' });
     const hook = { ...(await subscribe(account, { url: secure.url() })), path: '/hook' };
-    const before = await getUsage(db, account.accountId);
+    const before = await getUsage(pgPoolOf(db), account.accountId);
     const eventId = await emit('auction.ended', { make: 'Porsche', source: 'bringatrailer', auction_id: '7' });
     const row = await finished(eventId, hook.id);
     expect(row).toMatchObject({ status: 'succeeded', attempts: 1, last_response_status: 200, last_error: null, last_response_excerpt: 'ok' });
@@ -169,7 +169,7 @@ describe('delivery worker', () => {
     expect(payload).toMatchObject({ id: eventId, type: 'auction.ended', api_version: '2026-10-17' });
     expect(request.body).toBe(row.payload);
     expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(5);
-    const after = await getUsage(db, account.accountId);
+    const after = await getUsage(pgPoolOf(db), account.accountId);
     expect(after.used - before.used).toBe(1);
     expect(after.reserved).toBe(0);
   });
@@ -190,7 +190,7 @@ describe('delivery worker', () => {
       [e2]: ['all'],
       [e3]: ['all', 'auction7'],
     };
-    const before = await getUsage(db, account.accountId);
+    const before = await getUsage(pgPoolOf(db), account.accountId);
     await waitFor('deliveries', async () => {
       const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE account_id = $1 AND status = 'succeeded'`, [
         account.accountId,
@@ -202,7 +202,7 @@ describe('delivery worker', () => {
       for (const [name, hook] of Object.entries(targets)) if (await deliveryOf(eventId, hook.id)) got.push(name);
       expect({ eventId, got }).toEqual({ eventId, got: names });
     }
-    expect((await getUsage(db, account.accountId)).used - before.used).toBe(7);
+    expect((await getUsage(pgPoolOf(db), account.accountId)).used - before.used).toBe(7);
   });
 
   it('sends only what was observed after the activation boundary, and skips what was observed while paused', async () => {
@@ -222,7 +222,7 @@ describe('delivery worker', () => {
     const account = await createTestAccount(db, { plan: '10k' });
     const hook = await subscribe(account, {});
     receiver.answer = (req) => (req.path === hook.path ? { status: 500, body: 'x'.repeat(5000) } : { status: 200 });
-    const before = await getUsage(db, account.accountId);
+    const before = await getUsage(pgPoolOf(db), account.accountId);
     const eventId = await emit('auction.ended');
     const row = await finished(eventId, hook.id);
     expect(row).toMatchObject({ status: 'failed', attempts: 6, max_attempts: 6, last_error: 'http_status', last_response_status: 500, next_attempt_at: null });
@@ -234,7 +234,7 @@ describe('delivery worker', () => {
     // Every attempt: the same event id and body, a fresh timestamp and signature.
     const bodies = new Set(receivedFor(receiver, eventId, hook).map((r) => r.body));
     expect(bodies.size).toBe(1);
-    const usage = await getUsage(db, account.accountId);
+    const usage = await getUsage(pgPoolOf(db), account.accountId);
     expect({ used: usage.used - before.used, reserved: usage.reserved }).toEqual({ used: 0, reserved: 0 });
     const health = (await api.get(account.apiKey, `/webhooks/${hook.id}`)).body.data.health;
     expect(health).toMatchObject({ consecutive_failures: 6, last_success_at: null, pending_deliveries: 0, oldest_pending_at: null });
@@ -246,10 +246,10 @@ describe('delivery worker', () => {
     const hook = await subscribe(account, {});
     let failures = 0;
     receiver.answer = (req) => (req.path === hook.path && failures++ < 2 ? { status: 503 } : { status: 204 });
-    const before = await getUsage(db, account.accountId);
+    const before = await getUsage(pgPoolOf(db), account.accountId);
     const eventId = await emit('auction.ended');
     expect(await finished(eventId, hook.id)).toMatchObject({ status: 'succeeded', attempts: 3, last_response_status: 204 });
-    expect((await getUsage(db, account.accountId)).used - before.used).toBe(1);
+    expect((await getUsage(pgPoolOf(db), account.accountId)).used - before.used).toBe(1);
   });
 
   it.each([
@@ -312,7 +312,7 @@ describe('delivery worker', () => {
       type: 'webhook.test',
       data: { message: 'This is a test event from the Classic Car Auction Data Service.' },
     });
-    expect(await getUsage(db, account.accountId)).toMatchObject({ used: 1000, reserved: 0 });
+    expect(await getUsage(pgPoolOf(db), account.accountId)).toMatchObject({ used: 1000, reserved: 0 });
   });
 
   it('waits on an exhausted allowance without using attempts, and goes out in order once the plan is upgraded', async () => {
@@ -325,11 +325,11 @@ describe('delivery worker', () => {
     });
     expect(receivedFor(receiver, events[0], hook)).toHaveLength(0);
     const upgradedAt = Date.now();
-    await setPlan(db, { accountId: account.accountId, plan: '10k' });
+    await setPlan(pgPoolOf(db), { accountId: account.accountId, plan: '10k' });
     for (const eventId of events) await finished(eventId, hook.id);
     const arrivals = events.map((e) => receivedFor(receiver, e, hook)[0].at);
     expect(Math.max(...arrivals) - upgradedAt).toBeLessThan(5000);
-    expect(await getUsage(db, account.accountId)).toMatchObject({ used: 1003, reserved: 0 });
+    expect(await getUsage(pgPoolOf(db), account.accountId)).toMatchObject({ used: 1003, reserved: 0 });
   });
 
   it('retries a failed delivery through the route with the same event id and body', async () => {
@@ -373,7 +373,7 @@ describe('delivery worker', () => {
     });
     expect(recovered.last_error).toBe('interrupted');
     expect(await finished('evt_crashed', hook.id)).toMatchObject({ status: 'succeeded', attempts: 2 });
-    expect(await getUsage(db, account.accountId)).toMatchObject({ used: 1, reserved: 0 });
+    expect(await getUsage(pgPoolOf(db), account.accountId)).toMatchObject({ used: 1, reserved: 0 });
   });
 
   it('fans out once per (event, subscription), whatever wakes it', async () => {
@@ -471,12 +471,12 @@ describe('delivery worker', () => {
     const account = await createTestAccount(db, { plan: '10k' });
     const hook = await subscribe(account, {});
     receiver.answer = (req) => (req.path === hook.path ? { status, delayMs: 500 } : { status: 200 });
-    const before = await getUsage(db, account.accountId);
+    const before = await getUsage(pgPoolOf(db), account.accountId);
     const eventId = await emit('auction.ended');
     await waitFor('the attempt in flight', async () => (await deliveryOf(eventId, hook.id))?.status === 'sending');
     expect((await api.patch(account.apiKey, `/webhooks/${hook.id}`, { enabled: false })).status).toBe(200);
     expect(await finished(eventId, hook.id)).toMatchObject({ status: expected, attempts: 1 });
-    expect((await getUsage(db, account.accountId)).used - before.used).toBe(charged);
+    expect((await getUsage(pgPoolOf(db), account.accountId)).used - before.used).toBe(charged);
   });
 
   it('removes terminal deliveries and events older than 30 days, and a bid seen again after cleanup fires nothing', async () => {

@@ -9,6 +9,7 @@ import { accountAreaModule, CapturingLogger, ConsoleClient, OpenApiConformance }
 import { createTestAccount } from './support/accounts';
 import { ECHO_MARKER, HostileRequest, HostileRequests, operationsOf } from './support/hostile-requests';
 import { startTestStack, TestStack } from './support/stack';
+import { pgPoolOf } from '@cars/persistence';
 
 /** FUZZ_REQUESTS and FUZZ_SEED lengthen a run or try other requests; the same seed sends the same requests. */
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 20_000);
@@ -100,7 +101,7 @@ describe('hostile requests over every route', () => {
     const browser = new ConsoleClient(stack.url, conformance);
     const signUp = await browser.signUp(`fuzz-${randomUUID()}@example.test`);
     expect(signUp.status).toBe(201);
-    await setPlan(db, { accountId: signUp.body.account.id, plan: '100k' });
+    await setPlan(pgPoolOf(db), { accountId: signUp.body.account.id, plan: '100k' });
     await db.query(`UPDATE accounts SET email_verified = true WHERE id = $1`, [signUp.body.account.id]);
     const session = await browser.get('/account/session');
     const hook = await fetch(`${stack.url}/webhooks`, {

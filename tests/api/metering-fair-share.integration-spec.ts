@@ -9,6 +9,7 @@ import { createTestAccount, settledUsage, TestAccount } from './support/accounts
 import { bearer, JsonResponse, request } from './support/http';
 import { parsePrometheus, sampleValue } from './support/prometheus';
 import { startTestStack, TestStack } from './support/stack';
+import { pgPoolOf } from '@cars/persistence';
 
 /**
  * One customer cannot starve another: the per-account cap on requests in flight (429, not
@@ -85,7 +86,7 @@ describe('Fair share between accounts', () => {
         });
       }
       // Another key of the same account: the same cap.
-      const secondKey = await createApiKey(db, a.accountId);
+      const secondKey = await createApiKey(pgPoolOf(db), a.accountId);
       const sameAccount = await get('/probe-access/held', secondKey.apiKey);
       expect(sameAccount.status).toBe(429);
       // Another account: unaffected.

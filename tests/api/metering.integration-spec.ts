@@ -6,6 +6,7 @@ import { createTestAccount, settledUsage, TestAccount } from './support/accounts
 import { bearer, request } from './support/http';
 import { deleteRedisPrefix, TEST_REDIS_URL, uniqueRedisPrefix } from './support/redis';
 import { startTestStack, TestStack } from './support/stack';
+import { pgPoolOf } from '@cars/persistence';
 
 /** Monthly allowance through the gateway: what counts, the 429, the headers, exactness under concurrency. */
 describe('monthly allowance (metering)', () => {
@@ -124,7 +125,7 @@ describe('monthly allowance (metering)', () => {
     expect((await get('/probe-access/paid', free)).status).toBe(403);
     expect(await settledUsage(db, free.accountId)).toEqual({ used: 0, reserved: 0 });
 
-    await setUsedUnits(db, account.accountId, 1000);
+    await setUsedUnits(pgPoolOf(db), account.accountId, 1000);
     expect((await get('/probe-access/counted', account)).status).toBe(429);
     await expectUsed(1000);
   });
@@ -135,10 +136,10 @@ describe('monthly allowance (metering)', () => {
     const pending = fetch(`${stack.url}/probe-access/slow?ms=1500`, { ...bearer(account.apiKey), signal: controller.signal }).catch(
       (error: unknown) => error,
     );
-    let inFlight = await getUsage(db, account.accountId);
+    let inFlight = await getUsage(pgPoolOf(db), account.accountId);
     for (let i = 0; i < 100 && inFlight.reserved === 0; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      inFlight = await getUsage(db, account.accountId);
+      inFlight = await getUsage(pgPoolOf(db), account.accountId);
     }
     expect(inFlight).toMatchObject({ used: 0, reserved: 1 });
     controller.abort();

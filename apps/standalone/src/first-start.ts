@@ -1,5 +1,6 @@
 import { ensureDemoAccounts } from '@cars/accounts';
 import { generateObservations } from '@cars/datagen';
+import { pgPoolOf } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -15,13 +16,21 @@ export interface PreparedData {
 
 class LoadCanceled extends Error {}
 
-/** The observations until `signal` aborts: then the loader stops with LoadCanceled. */
-function* untilAborted<T>(items: Iterable<T>, signal: AbortSignal): Generator<T> {
+/**
+ * The observations until `signal` aborts: then the loader stops with LoadCanceled. Making them is
+ * CPU work without I/O; every `YIELD_EVERY` observations the event loop gets a turn, so a stop
+ * signal (and a request) is handled within milliseconds rather than after a whole chunk.
+ */
+async function* untilAborted<T>(items: Iterable<T>, signal: AbortSignal): AsyncGenerator<T> {
+  let count = 0;
   for (const item of items) {
+    if (++count % YIELD_EVERY === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     if (signal.aborted) throw new LoadCanceled('stopped');
     yield item;
   }
 }
+
+const YIELD_EVERY = 200;
 
 const DEMO_DATA = 'demo_data';
 
@@ -37,7 +46,7 @@ export async function prepareData(
   const reference = await new NormalizationService(dataSource).loadReference();
   options.log.debug({ reference }, 'reference data loaded');
 
-  const demo = await ensureDemoAccounts(dataSource);
+  const demo = await ensureDemoAccounts(pgPoolOf(dataSource));
   const width = Math.max(...demo.map((d) => d.planName.length));
   const messages = [
     '',

@@ -43,6 +43,17 @@ export function sqlState(error: unknown): string | undefined {
     : undefined;
 }
 
+/**
+ * A unique violation (SQLSTATE 23505), on the named constraint or index when one is given. Reads
+ * a pg error, or the pg error inside a TypeORM QueryFailedError (`driverError`).
+ */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: unknown; constraint?: unknown; driverError?: { code?: unknown; constraint?: unknown } } | null;
+  const code = e?.code ?? e?.driverError?.code;
+  const name = e?.constraint ?? e?.driverError?.constraint;
+  return code === '23505' && (constraint === undefined || name === constraint);
+}
+
 /** Errors caused by the data itself (data exceptions, integrity violations): retrying cannot help. */
 export function isDataError(error: unknown): boolean {
   const code = sqlState(error);

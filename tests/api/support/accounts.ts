@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createAccount, getUsage, PlanId, setUsedUnits } from '@cars/accounts';
 import { DataSource } from 'typeorm';
+import { pgPoolOf } from '@cars/persistence';
 
 export interface TestAccount {
   accountId: string;
@@ -18,13 +19,13 @@ export async function createTestAccount(
   options: { plan?: PlanId; verified?: boolean; used?: number; planExpiresAt?: Date | null } = {},
 ): Promise<TestAccount> {
   const email = `test-${randomUUID()}@example.test`;
-  const { account, key } = await createAccount(db, {
+  const { account, key } = await createAccount(pgPoolOf(db), {
     email,
     plan: options.plan ?? '100k',
     emailVerified: options.verified ?? true,
     planExpiresAt: options.planExpiresAt ?? null,
   });
-  if (options.used !== undefined) await setUsedUnits(db, account.id, options.used);
+  if (options.used !== undefined) await setUsedUnits(pgPoolOf(db), account.id, options.used);
   return { accountId: account.id, apiKey: key.apiKey, keyPrefix: key.prefix, email };
 }
 
@@ -35,7 +36,7 @@ export async function createTestAccount(
 export async function settledUsage(db: DataSource, accountId: string, timeoutMs = 10000): Promise<{ used: number; reserved: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { used, reserved } = await getUsage(db, accountId);
+    const { used, reserved } = await getUsage(pgPoolOf(db), accountId);
     if (reserved === 0 || Date.now() > deadline) return { used, reserved };
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

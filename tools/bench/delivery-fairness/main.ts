@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createServer as createNetServer, AddressInfo, Server as NetServer, Socket } from 'node:net';
 import { createAccount } from '@cars/accounts';
 import { buildEventEnvelope } from '@cars/contracts';
-import { createDataSource } from '@cars/persistence';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { migrateAndLoadReference, ObservationProcessor } from '@cars/service-change-detector';
 import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
 import { createDatabase, dropDatabase } from '@cars/testing';
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   const sealed = SecretCipher.fromEnv(masterKey).encrypt(generateSigningSecret());
 
   // The noisy account: hanging and refusing endpoints, and a backlog of events for them.
-  const { account: noisy } = await createAccount(db, { email: 'noisy@example.test', plan: '100k', emailVerified: true });
+  const { account: noisy } = await createAccount(pgPoolOf(db), { email: 'noisy@example.test', plan: '100k', emailVerified: true });
   const hanging = await Promise.all(Array.from({ length: options.hanging }, startHanging));
   const failing: { id: string; kind: 'hanging' | 'refusing' }[] = [];
   for (const server of hanging) failing.push({ id: await subscribe(db, noisy.id, server.url, sealed), kind: 'hanging' });
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
 
   // The healthy endpoint of a third account, subscribed now: it receives only what follows.
   const receiver = await startReceiver();
-  const { account: healthy } = await createAccount(db, { email: 'healthy@example.test', plan: '100k', emailVerified: true });
+  const { account: healthy } = await createAccount(pgPoolOf(db), { email: 'healthy@example.test', plan: '100k', emailVerified: true });
   const healthyId = await subscribe(db, healthy.id, receiver.url, sealed);
 
   const processor = new ObservationProcessor(db);

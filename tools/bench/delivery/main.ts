@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { availableParallelism } from 'node:os';
 import { createAccount } from '@cars/accounts';
 import { buildEventEnvelope } from '@cars/contracts';
-import { createDataSource } from '@cars/persistence';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { migrateAndLoadReference, ObservationProcessor } from '@cars/service-change-detector';
 import { generateMasterKey, generateSigningSecret, SecretCipher, webhookHeaders } from '@cars/signing';
 import { createDatabase, dropDatabase } from '@cars/testing';
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   const masterKey = generateMasterKey();
   const secret = generateSigningSecret();
   const sealed = SecretCipher.fromEnv(masterKey).encrypt(secret);
-  const { account } = await createAccount(db, { email: 'bench@example.test', plan: '100k', emailVerified: true });
+  const { account } = await createAccount(pgPoolOf(db), { email: 'bench@example.test', plan: '100k', emailVerified: true });
   await db.query(
     `INSERT INTO webhook_subscriptions (account_id, url, event_types, secret_ciphertext, secret_key_id)
      VALUES ($1, $2, '{auction.ended,auction.created}', $3, $4)`,

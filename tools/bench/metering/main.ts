@@ -9,7 +9,7 @@ import autocannon from 'autocannon';
 import Redis from 'ioredis';
 import { Pool } from 'undici';
 import { createAccount, getUsage } from '@cars/accounts';
-import { createDataSource, runMigrations } from '@cars/persistence';
+import { createDataSource, pgPoolOf, runMigrations } from '@cars/persistence';
 import { adminQuery, createVhost, databaseUrlFor, deleteVhost } from '@cars/testing';
 
 /**
@@ -168,11 +168,11 @@ async function main(): Promise<number> {
   const clients: Http[] = [];
   try {
     await runMigrations(db);
-    const { account, key } = await createAccount(db, { email: 'bench@example.test', plan: '100k', emailVerified: true });
+    const { account, key } = await createAccount(pgPoolOf(db), { email: 'bench@example.test', plan: '100k', emailVerified: true });
     const auth = { authorization: `Bearer ${key.apiKey}` };
     const loadKeys: string[] = [];
     for (let i = 0; i < options.concurrency; i += 1) {
-      const created = await createAccount(db, { email: `bench-${i}@example.test`, plan: '100k', emailVerified: true });
+      const created = await createAccount(pgPoolOf(db), { email: `bench-${i}@example.test`, plan: '100k', emailVerified: true });
       loadKeys.push(created.key.apiKey);
     }
 
@@ -217,7 +217,7 @@ async function main(): Promise<number> {
 
     const counted = 1 + options.warmup + options.requests; // + the readiness probe that answered 200
     await new Promise((resolve) => setTimeout(resolve, 200)); // the last commit trails its response
-    const usage = await getUsage(db, account.id);
+    const usage = await getUsage(pgPoolOf(db), account.id);
     const ledgerOk = usage.used === counted && usage.reserved === 0;
 
     log(`concurrent: ${options.concurrency} connections for ${options.duration} s against each`);

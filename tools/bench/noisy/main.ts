@@ -4,7 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
 import { createAccount } from '@cars/accounts';
-import { createDataSource } from '@cars/persistence';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { freePort } from '@cars/runtime';
 import { createVhost, deleteVhost } from '@cars/testing';
 import { booleanFlag, commandLine, integerFlag, numberFlag, parseFlags, stringFlag } from '../common/args';
@@ -286,8 +286,8 @@ async function main(): Promise<number> {
 
   const db = await createDataSource({ url: dataset.databaseUrl, poolSize: 2, applicationName: 'bench-noisy' }).initialize();
   const suffix = `${process.pid}-${Date.now()}`;
-  const victimAccount = await createAccount(db, { email: `victim-${suffix}@bench.invalid`, plan: '100k', emailVerified: true, planExpiresAt: null });
-  const attackerAccount = await createAccount(db, { email: `attacker-${suffix}@bench.invalid`, plan: '100k', emailVerified: true, planExpiresAt: null });
+  const victimAccount = await createAccount(pgPoolOf(db), { email: `victim-${suffix}@bench.invalid`, plan: '100k', emailVerified: true, planExpiresAt: null });
+  const attackerAccount = await createAccount(pgPoolOf(db), { email: `attacker-${suffix}@bench.invalid`, plan: '100k', emailVerified: true, planExpiresAt: null });
   await db.destroy();
 
   const vhost = DATABASE;

@@ -10,7 +10,7 @@ import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { Pool } from 'undici';
 import { createAccount } from '@cars/accounts';
-import { createDataSource, runMigrations } from '@cars/persistence';
+import { createDataSource, pgPoolOf, runMigrations } from '@cars/persistence';
 import { adminQuery, createVhost, databaseUrlFor, deleteVhost } from '@cars/testing';
 import { generateDataset } from './dataset';
 import { BenchScope, rawStats, rawStatsQuery, StatsAnswer } from './reference';
@@ -417,7 +417,7 @@ async function main(): Promise<number> {
   const headers: Record<string, string> = {};
   if (options.auth) {
     const dataSource = await createDataSource({ url: databaseUrl, poolSize: 2, applicationName: 'bench-stats' }).initialize();
-    const { key } = await createAccount(dataSource, { email: `bench-${Date.now()}@example.test`, plan: '100k', emailVerified: true });
+    const { key } = await createAccount(pgPoolOf(dataSource), { email: `bench-${Date.now()}@example.test`, plan: '100k', emailVerified: true });
     await dataSource.destroy();
     headers.authorization = `Bearer ${key.apiKey}`;
   }

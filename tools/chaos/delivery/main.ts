@@ -16,9 +16,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAccount, getUsage, pgRunner } from '@cars/accounts';
+import { createAccount, getUsage } from '@cars/accounts';
 import { buildEventEnvelope, Exchanges } from '@cars/contracts';
-import { createDataSource, runMigrations } from '@cars/persistence';
+import { createDataSource, pgPoolOf, runMigrations } from '@cars/persistence';
 import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
 import { connect } from 'amqplib';
 import { assertEventTopology } from '@cars/messaging';
@@ -72,7 +72,7 @@ async function main(): Promise<void> {
 
   const masterKey = generateMasterKey();
   const cipher = SecretCipher.fromEnv(masterKey);
-  const { account } = await createAccount(setup, { email: `chaos-${randomUUID()}@example.test`, plan: '100k', emailVerified: true });
+  const { account } = await createAccount(pgPoolOf(setup), { email: `chaos-${randomUUID()}@example.test`, plan: '100k', emailVerified: true });
   const routes = new Map<string, ReceiverRoute>();
   const arrivals: Arrival[] = [];
   const problems: string[] = [];
@@ -220,7 +220,7 @@ async function main(): Promise<void> {
   finishing = true;
   for (const worker of workers) worker?.kill('SIGTERM');
 
-  const usage = await getUsage(pgRunner(pool), account.id);
+  const usage = await getUsage(pool, account.id);
   const received = new Map<string, number>();
   for (const a of arrivals) received.set(`${a.path}|${a.eventId}`, (received.get(`${a.path}|${a.eventId}`) ?? 0) + 1);
   let missing = 0;

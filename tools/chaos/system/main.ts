@@ -34,10 +34,10 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { createAccount, getUsage, pgRunner } from '@cars/accounts';
+import { createAccount, getUsage } from '@cars/accounts';
 import { Queues } from '@cars/contracts';
 import { assertObservationTopology } from '@cars/messaging';
-import { createDataSource } from '@cars/persistence';
+import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { freePort } from '@cars/runtime';
 import { generateMasterKey } from '@cars/signing';
 import { ConfirmChannel, connect } from 'amqplib';
@@ -405,12 +405,11 @@ async function main(): Promise<number> {
   const pool = new Pool({ connectionString: databaseUrl, max: 3 });
   pool.on('error', () => undefined);
   state.closers.push(() => pool.end());
-  const db = pgRunner(pool);
 
   // Two accounts on the 100K plan: one for the API load (its own ledger), one that owns the webhooks.
   const setup = await createDataSource({ url: databaseUrl, poolSize: 1 }).initialize();
-  const loadAccount = await createAccount(setup, { email: `chaos-load-${randomUUID()}@example.test`, plan: '100k', emailVerified: true });
-  const subscriber = await createAccount(setup, { email: `chaos-hooks-${randomUUID()}@example.test`, plan: '100k', emailVerified: true });
+  const loadAccount = await createAccount(pgPoolOf(setup), { email: `chaos-load-${randomUUID()}@example.test`, plan: '100k', emailVerified: true });
+  const subscriber = await createAccount(pgPoolOf(setup), { email: `chaos-hooks-${randomUUID()}@example.test`, plan: '100k', emailVerified: true });
   await setup.destroy();
   const loadKey = loadAccount.key.apiKey;
   const hooksKey = subscriber.key.apiKey;
@@ -961,14 +960,14 @@ async function main(): Promise<number> {
     deliveries.succeeded === deliveries.total && deliveries.failed === 0 && deliveries.canceled === 0,
   );
   check('deliveries left pending / sending', `${deliveries.open} / ${deliveries.sending}`, deliveries.open === 0 && deliveries.sending === 0);
-  const hooksUsage = await getUsage(db, subscriber.account.id);
+  const hooksUsage = await getUsage(pool, subscriber.account.id);
   check('subscriber units used / succeeded deliveries', `${hooksUsage.used} / ${deliveries.succeeded}`, hooksUsage.used === deliveries.succeeded);
   check('subscriber units still reserved', String(hooksUsage.reserved), hooksUsage.reserved === 0);
 
   // The API account: what the gateways counted against what the client saw answered. A gateway
   // killed with SIGKILL, or a ledger statement lost to a PostgreSQL restart, leaves units reserved
   // by design (UsageMeter.settle: never units the customer gains); then only the bounds are exact.
-  const apiUsage = await getUsage(db, loadAccount.account.id);
+  const apiUsage = await getUsage(pool, loadAccount.account.id);
   const lossy = results.some((f) => (f.spec.kind === 'kill' && f.spec.slot?.startsWith('gateway')) || f.spec.kind === 'postgres');
   if (lossy) {
     check(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
+import { createDataSource, pgPoolOf, withTransaction } from '@cars/persistence';
+import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { inTransaction } from '../db';
 import { AccountsRepository } from './accounts.repository';
 
 /**
@@ -10,11 +10,13 @@ import { AccountsRepository } from './accounts.repository';
  */
 describe('AccountsRepository (PostgreSQL)', () => {
   let db: DataSource;
+  let sql: Pool;
   let accountsRepository: AccountsRepository;
 
   beforeAll(async () => {
     db = await createDataSource({ url: process.env.DATABASE_URL!, poolSize: 4, applicationName: 'test' }).initialize();
-    accountsRepository = new AccountsRepository(pgPoolOf(db));
+    sql = pgPoolOf(db);
+    accountsRepository = new AccountsRepository(sql);
   });
 
   afterAll(async () => {
@@ -84,7 +86,7 @@ describe('AccountsRepository (PostgreSQL)', () => {
   it("runs in the caller's transaction: a rollback undoes its writes", async () => {
     const address = email();
     await expect(
-      inTransaction(db, async (tx) => {
+      withTransaction(sql, async (tx) => {
         const account = await new AccountsRepository(tx).insert({ email: address, plan: '1k', emailVerified: false, planExpiresAt: null });
         expect(await new AccountsRepository(tx).find(account!.id)).toMatchObject({ email: address });
         throw new Error('roll back');
@@ -97,12 +99,12 @@ describe('AccountsRepository (PostgreSQL)', () => {
   it('locks the row for the rest of the transaction when asked to', async () => {
     const account = (await accountsRepository.insert({ email: email(), plan: 'free', emailVerified: false, planExpiresAt: null }))!;
     const tryLock = () => db.query(`SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE NOWAIT`, [account.id]);
-    await inTransaction(db, async (tx) => {
+    await withTransaction(sql, async (tx) => {
       expect(await new AccountsRepository(tx).find(account.id, { lock: true })).toEqual(account);
       // Another connection cannot take the lock while this transaction holds it.
       await expect(tryLock()).rejects.toMatchObject({ code: '55P03' });
     });
-    await inTransaction(db, async (tx) => {
+    await withTransaction(sql, async (tx) => {
       expect(await new AccountsRepository(tx).find(account.id)).toEqual(account);
       // Without the option the read takes no lock.
       await expect(tryLock()).resolves.toEqual([{ '?column?': 1 }]);

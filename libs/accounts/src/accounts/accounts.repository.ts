@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PG_POOL } from '@cars/persistence';
-import { PgHandle, pgFirstRow } from '../db';
+import { firstRow, PG_POOL, Sql } from '@cars/persistence';
 import { PlanId } from '../plans/plans';
 
 export interface AccountRecord {
@@ -20,11 +19,11 @@ const COLUMNS = `id, email, email_verified AS "emailVerified", plan, plan_expire
  */
 @Injectable()
 export class AccountsRepository {
-  constructor(@Inject(PG_POOL) private readonly sql: PgHandle) {}
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   /** Null when an account with that email (case-insensitive) exists already. */
   insert(account: { email: string; plan: PlanId; emailVerified: boolean; planExpiresAt: Date | null }): Promise<AccountRecord | null> {
-    return pgFirstRow<AccountRecord>(
+    return firstRow<AccountRecord>(
       this.sql,
       `INSERT INTO accounts (email, email_verified, plan, plan_expires_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT ((lower(email))) DO NOTHING RETURNING ${COLUMNS}`,
@@ -38,7 +37,7 @@ export class AccountsRepository {
       `INSERT INTO accounts (email, email_verified, plan) VALUES ($1, $2, $3) ON CONFLICT ((lower(email))) DO NOTHING`,
       [account.email, account.emailVerified, account.plan],
     );
-    const row = await pgFirstRow<AccountRecord>(this.sql, `SELECT ${COLUMNS} FROM accounts WHERE lower(email) = lower($1)`, [
+    const row = await firstRow<AccountRecord>(this.sql, `SELECT ${COLUMNS} FROM accounts WHERE lower(email) = lower($1)`, [
       account.email,
     ]);
     if (!row) throw new Error(`account ${account.email} vanished while being ensured`);
@@ -46,13 +45,13 @@ export class AccountsRepository {
   }
 
   find(id: string, options: { lock?: boolean } = {}): Promise<AccountRecord | null> {
-    return pgFirstRow<AccountRecord>(this.sql, `SELECT ${COLUMNS} FROM accounts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [
+    return firstRow<AccountRecord>(this.sql, `SELECT ${COLUMNS} FROM accounts WHERE id = $1${options.lock ? ' FOR UPDATE' : ''}`, [
       id,
     ]);
   }
 
   updatePlan(id: string, plan: PlanId, planExpiresAt: Date | null): Promise<AccountRecord | null> {
-    return pgFirstRow<AccountRecord>(
+    return firstRow<AccountRecord>(
       this.sql,
       `WITH u AS (
          UPDATE accounts SET plan = $2, plan_expires_at = $3, updated_at = now() WHERE id = $1 RETURNING *
@@ -62,7 +61,7 @@ export class AccountsRepository {
   }
 
   markEmailVerified(id: string): Promise<AccountRecord | null> {
-    return pgFirstRow<AccountRecord>(
+    return firstRow<AccountRecord>(
       this.sql,
       `WITH u AS (
          UPDATE accounts SET email_verified = true, updated_at = now() WHERE id = $1 RETURNING *

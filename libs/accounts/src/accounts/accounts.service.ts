@@ -1,11 +1,13 @@
+import { isUniqueViolation, Sql, withTransaction } from '@cars/persistence';
 import { generateApiKey } from '../keys/api-key';
 import { ApiKeyRecord, ApiKeysRepository } from '../keys/api-keys.repository';
-import { Db, inTransaction, isUniqueViolation, isUuid, PgHandle, pgHandleOf, pgRunner } from '../db';
+import { isUuid } from '../db';
 import { AccountsConflictError, AccountsInputError, AccountsNotFoundError } from '../errors';
 import { getUsage, setUsedUnits, Usage } from '../ledger/usage-ledger';
 import { billingPeriod } from '../ledger/billing-period';
 import { effectivePlan, isPlanId, PLAN_IDS, PlanId, PLANS } from '../plans/plans';
 import { AccountRecord, AccountsRepository } from './accounts.repository';
+import { applyPlanChangeRules } from './plan-change.rules';
 
 /** Operator-level account management (admin CLI, demo accounts, later the console). */
 
@@ -25,7 +27,7 @@ function assertAccountId(accountId: string): void {
   if (!isUuid(accountId)) throw new AccountsInputError(`account id must be a UUID (got "${accountId}")`);
 }
 
-async function requireAccount(sql: PgHandle, accountId: string, lock = false): Promise<AccountRecord> {
+async function requireAccount(sql: Sql, accountId: string, lock = false): Promise<AccountRecord> {
   assertAccountId(accountId);
   const account = await new AccountsRepository(sql).find(accountId, { lock });
   if (!account) throw new AccountsNotFoundError(`no account with id ${accountId}`);
@@ -41,13 +43,13 @@ export interface CreatedApiKey {
 }
 
 export async function createAccount(
-  db: Db,
+  db: Sql,
   input: { email: string; plan: PlanId; emailVerified?: boolean; planExpiresAt?: Date | null },
 ): Promise<{ account: AccountRecord; key: CreatedApiKey }> {
   const email = input.email.trim();
   if (!EMAIL.test(email)) throw new AccountsInputError(`"${input.email}" is not an email address`);
   const plan = parsePlan(input.plan);
-  return inTransaction(db, async (tx) => {
+  return withTransaction(db, async (tx) => {
     const account = await new AccountsRepository(tx).insert({
       email,
       plan,
@@ -60,13 +62,13 @@ export async function createAccount(
   });
 }
 
-async function insertNewKey(db: PgHandle, accountId: string): Promise<CreatedApiKey> {
+async function insertNewKey(db: Sql, accountId: string): Promise<CreatedApiKey> {
   // A prefix collision (62^7 space) is practically impossible; retry anyway rather than fail.
   for (let attempt = 0; ; attempt += 1) {
     const key = generateApiKey();
     try {
       // In a transaction (a savepoint in the caller's): a failed attempt leaves it usable for the next.
-      const record = await inTransaction(db, (tx) => new ApiKeysRepository(tx).insert(accountId, key));
+      const record = await withTransaction(db, (tx) => new ApiKeysRepository(tx).insert(accountId, key));
       return { keyId: record!.id, accountId, prefix: key.prefix, apiKey: key.apiKey };
     } catch (error) {
       if (attempt < 3 && isUniqueViolation(error)) continue;
@@ -80,8 +82,8 @@ async function insertNewKey(db: PgHandle, accountId: string): Promise<CreatedApi
  * unrevoked keys gets none (AccountsConflictError): the account row is locked while the keys are
  * counted and the new one inserted, so concurrent creations take turns and the cap holds.
  */
-export async function createApiKey(db: Db, accountId: string, options: { maxActive?: number } = {}): Promise<CreatedApiKey> {
-  return inTransaction(db, async (tx) => {
+export async function createApiKey(db: Sql, accountId: string, options: { maxActive?: number } = {}): Promise<CreatedApiKey> {
+  return withTransaction(db, async (tx) => {
     await requireAccount(tx, accountId, true);
     if (options.maxActive !== undefined && (await new ApiKeysRepository(tx).countActive(accountId)) >= options.maxActive) {
       throw new AccountsConflictError(`the account has ${options.maxActive} active API keys already`);
@@ -94,8 +96,8 @@ export async function createApiKey(db: Db, accountId: string, options: { maxActi
  * Revokes a key by its prefix. Gateways stop accepting it within their key cache TTL
  * (API_KEY_CACHE_TTL_MS, at most 30 s).
  */
-export async function revokeApiKey(db: Db, prefix: string): Promise<ApiKeyRecord> {
-  const record = await new ApiKeysRepository(pgHandleOf(db)).revokeByPrefix(prefix.trim());
+export async function revokeApiKey(db: Sql, prefix: string): Promise<ApiKeyRecord> {
+  const record = await new ApiKeysRepository(db).revokeByPrefix(prefix.trim());
   if (!record) throw new AccountsNotFoundError(`no API key with prefix ${prefix}`);
   return record;
 }
@@ -104,44 +106,45 @@ export async function revokeApiKey(db: Db, prefix: string): Promise<ApiKeyRecord
  * Revokes one key of the account by id (the console). Unknown ids and other accounts' keys are
  * not found alike. Gateways stop accepting it at once (the `account_changes` broadcast).
  */
-export async function revokeApiKeyOfAccount(db: Db, accountId: string, keyId: string): Promise<ApiKeyRecord> {
-  const record = isUuid(keyId) ? await new ApiKeysRepository(pgHandleOf(db)).revokeOfAccount(accountId, keyId) : null;
+export async function revokeApiKeyOfAccount(db: Sql, accountId: string, keyId: string): Promise<ApiKeyRecord> {
+  const record = isUuid(keyId) ? await new ApiKeysRepository(db).revokeOfAccount(accountId, keyId) : null;
   if (!record) throw new AccountsNotFoundError(`no API key with id ${keyId} on this account`);
   return record;
 }
 
-/**
- * Changes the plan (and its expiry). The change is announced, not applied here: the row's update
- * notifies `account_changes` at commit, and the webhooks service pauses what the new plan no
- * longer allows (its sweep catches a missed notification).
- */
+/** Changes the plan (and its expiry) and runs the plan-change rules in the same transaction. */
 export async function setPlan(
-  db: Db,
+  db: Sql,
   input: { accountId: string; plan: PlanId; planExpiresAt?: Date | null },
 ): Promise<AccountRecord> {
   const plan = parsePlan(input.plan);
   const planExpiresAt = input.planExpiresAt ?? null;
   if (plan === 'free' && planExpiresAt !== null) throw new AccountsInputError('the free plan does not expire');
-  return inTransaction(db, async (tx) => {
-    await requireAccount(tx, input.accountId, true);
-    return (await new AccountsRepository(tx).updatePlan(input.accountId, plan, planExpiresAt))!;
+  return withTransaction(db, async (tx) => {
+    const before = await requireAccount(tx, input.accountId, true);
+    const after = (await new AccountsRepository(tx).updatePlan(input.accountId, plan, planExpiresAt))!;
+    await applyPlanChangeRules(tx, {
+      accountId: input.accountId,
+      from: { plan: before.plan, planExpiresAt: before.planExpiresAt },
+      to: { plan: after.plan, planExpiresAt: after.planExpiresAt },
+    });
+    return after;
   });
 }
 
-export async function verifyEmail(db: Db, accountId: string): Promise<AccountRecord> {
+export async function verifyEmail(db: Sql, accountId: string): Promise<AccountRecord> {
   assertAccountId(accountId);
-  const account = await new AccountsRepository(pgHandleOf(db)).markEmailVerified(accountId);
+  const account = await new AccountsRepository(db).markEmailVerified(accountId);
   if (!account) throw new AccountsNotFoundError(`no account with id ${accountId}`);
   return account;
 }
 
-export async function setUsage(db: Db, accountId: string, used: number): Promise<Usage> {
+export async function setUsage(db: Sql, accountId: string, used: number): Promise<Usage> {
   if (!Number.isInteger(used) || used < 0 || used > 2_000_000_000) {
     throw new AccountsInputError(`used must be a non-negative integer (got "${used}")`);
   }
-  const sql = pgHandleOf(db);
-  await requireAccount(sql, accountId);
-  return setUsedUnits(pgRunner(sql), accountId, used);
+  await requireAccount(db, accountId);
+  return setUsedUnits(db, accountId, used);
 }
 
 export interface AccountSummary {
@@ -151,11 +154,10 @@ export interface AccountSummary {
   usage: Usage & { limit: number; periodEnd: Date };
 }
 
-export async function describeAccount(db: Db, accountId: string, now: Date = new Date()): Promise<AccountSummary> {
-  const sql = pgHandleOf(db);
-  const account = await requireAccount(sql, accountId);
+export async function describeAccount(db: Sql, accountId: string, now: Date = new Date()): Promise<AccountSummary> {
+  const account = await requireAccount(db, accountId);
   const plan = effectivePlan(account, now);
-  const usage = await getUsage(pgRunner(sql), accountId, now);
+  const usage = await getUsage(db, accountId, now);
   return {
     account,
     effectivePlan: plan.id,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { firstRow, Sql, withTransaction } from '@cars/persistence';
 import { AccountsRepository } from '../accounts/accounts.repository';
-import { Db, inTransaction, pgFirstRow } from '../db';
 import { deriveApiKey } from '../keys/api-key';
 import { ApiKeysRepository } from '../keys/api-keys.repository';
 import { PLAN_IDS, PlanId, PLANS } from '../plans/plans';
@@ -35,8 +35,8 @@ const MAX_GENERATIONS = 100;
  *
  * Idempotent and safe when several processes start at once (transaction-scoped advisory lock).
  */
-export async function ensureDemoAccounts(db: Db): Promise<DemoAccount[]> {
-  return inTransaction(db, async (tx) => {
+export async function ensureDemoAccounts(db: Sql): Promise<DemoAccount[]> {
+  return withTransaction(db, async (tx) => {
     const accounts = new AccountsRepository(tx);
     const keys = new ApiKeysRepository(tx);
     await tx.query(`SELECT pg_advisory_xact_lock(${LOCK_ID})`);
@@ -44,7 +44,7 @@ export async function ensureDemoAccounts(db: Db): Promise<DemoAccount[]> {
       SECRET_NAME,
       randomBytes(32).toString('base64'),
     ]);
-    const stored = await pgFirstRow<{ value: string }>(tx, `SELECT value FROM instance_state WHERE name = $1`, [SECRET_NAME]);
+    const stored = await firstRow<{ value: string }>(tx, `SELECT value FROM instance_state WHERE name = $1`, [SECRET_NAME]);
     const secret = Buffer.from(stored!.value, 'base64');
 
     const demo: DemoAccount[] = [];

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PG_POOL } from '@cars/persistence';
-import { PgHandle, pgFirstRow } from '../db';
+import { firstRow, PG_POOL, Sql } from '@cars/persistence';
 import { AccountRecord } from '../accounts/accounts.repository';
 import { PlanId } from '../plans/plans';
 
@@ -26,7 +25,7 @@ interface Row {
  */
 @Injectable()
 export class CredentialsRepository {
-  constructor(@Inject(PG_POOL) private readonly sql: PgHandle) {}
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   async insert(accountId: string, passwordHash: string): Promise<void> {
     await this.sql.query(`INSERT INTO account_credentials (account_id, password_hash) VALUES ($1, $2)`, [accountId, passwordHash]);
@@ -34,7 +33,7 @@ export class CredentialsRepository {
 
   /** The account and its hash by email (case-insensitive), or null (no account, or no password). */
   async findByEmail(email: string): Promise<AccountCredentialsRecord | null> {
-    const row = await pgFirstRow<Row>(
+    const row = await firstRow<Row>(
       this.sql,
       `SELECT a.id, a.email, a.email_verified AS "emailVerified", a.plan, a.plan_expires_at AS "planExpiresAt",
               a.created_at AS "createdAt", c.password_hash AS "passwordHash"
@@ -46,7 +45,7 @@ export class CredentialsRepository {
   }
 
   async findHash(accountId: string): Promise<string | null> {
-    const row = await pgFirstRow<{ passwordHash: string }>(
+    const row = await firstRow<{ passwordHash: string }>(
       this.sql,
       `SELECT password_hash AS "passwordHash" FROM account_credentials WHERE account_id = $1`,
       [accountId],

@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PG_POOL } from '@cars/persistence';
-import { PgHandle, pgFirstRow } from '../db';
+import { firstRow, PG_POOL, Sql } from '@cars/persistence';
 
 export type VerificationTokenState = 'valid' | 'used' | 'expired';
 
@@ -18,7 +17,7 @@ export interface VerificationTokenRecord {
  */
 @Injectable()
 export class EmailVerificationsRepository {
-  constructor(@Inject(PG_POOL) private readonly sql: PgHandle) {}
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   async insert(token: { accountId: string; email: string; tokenHash: string; now: Date; ttlMs: number }): Promise<Date> {
     const expiresAt = new Date(token.now.getTime() + token.ttlMs);
@@ -31,7 +30,7 @@ export class EmailVerificationsRepository {
 
   /** The token's row, locked for the verification (one transaction uses it once). */
   find(tokenHash: string, options: { lock?: boolean } = {}): Promise<VerificationTokenRecord | null> {
-    return pgFirstRow<VerificationTokenRecord>(
+    return firstRow<VerificationTokenRecord>(
       this.sql,
       `SELECT account_id AS "accountId", email, expires_at AS "expiresAt", used_at AS "usedAt"
          FROM email_verification_tokens WHERE token_hash = $1${options.lock ? ' FOR UPDATE' : ''}`,

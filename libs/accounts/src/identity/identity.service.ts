@@ -1,6 +1,6 @@
+import { Sql, withTransaction } from '@cars/persistence';
 import { AccountRecord, AccountsRepository } from '../accounts/accounts.repository';
 import { isEmailAddress } from '../accounts/accounts.service';
-import { Db, inTransaction } from '../db';
 import { AccountsConflictError, AccountsInputError } from '../errors';
 import { CredentialsRepository } from './credentials.repository';
 import { EmailVerificationsRepository, VerificationTokenState, verificationTokenState } from './email-verifications.repository';
@@ -12,10 +12,10 @@ import { SessionsRepository } from './sessions.repository';
  */
 
 /** A new console account: Free plan, email unverified, with its password hash. 409-like conflict when the email exists. */
-export async function registerAccount(db: Db, input: { email: string; passwordHash: string }): Promise<AccountRecord> {
+export async function registerAccount(db: Sql, input: { email: string; passwordHash: string }): Promise<AccountRecord> {
   const email = input.email.trim();
   if (!isEmailAddress(email)) throw new AccountsInputError(`"${input.email}" is not an email address`);
-  return inTransaction(db, async (tx) => {
+  return withTransaction(db, async (tx) => {
     const account = await new AccountsRepository(tx).insert({ email, plan: 'free', emailVerified: false, planExpiresAt: null });
     if (!account) throw new AccountsConflictError('an account with this email address already exists');
     await new CredentialsRepository(tx).insert(account.id, input.passwordHash);
@@ -31,8 +31,8 @@ export type EmailVerificationOutcome =
  * Uses a verification token once: the token row is locked, so two concurrent uses verify once and
  * the second reads `used`. A token verifies the address it was sent to only.
  */
-export async function useEmailVerificationToken(db: Db, tokenHash: string, now: Date): Promise<EmailVerificationOutcome> {
-  return inTransaction(db, async (tx) => {
+export async function useEmailVerificationToken(db: Sql, tokenHash: string, now: Date): Promise<EmailVerificationOutcome> {
+  return withTransaction(db, async (tx) => {
     const tokens = new EmailVerificationsRepository(tx);
     const token = await tokens.find(tokenHash, { lock: true });
     if (!token) return { ok: false, reason: 'unknown' };
@@ -49,10 +49,10 @@ export async function useEmailVerificationToken(db: Db, tokenHash: string, now: 
 
 /** Sets a new password hash and ends every other session of the account, in one transaction. */
 export async function replacePassword(
-  db: Db,
+  db: Sql,
   input: { accountId: string; passwordHash: string; keepSessionId: string | null },
 ): Promise<{ endedSessions: number }> {
-  return inTransaction(db, async (tx) => {
+  return withTransaction(db, async (tx) => {
     await new CredentialsRepository(tx).updateHash(input.accountId, input.passwordHash);
     const endedSessions = await new SessionsRepository(tx).deleteOthers(input.accountId, input.keepSessionId);
     return { endedSessions };

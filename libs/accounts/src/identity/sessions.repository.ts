@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PG_POOL } from '@cars/persistence';
-import { PgHandle, pgFirstRow } from '../db';
+import { firstRow, PG_POOL, Sql } from '@cars/persistence';
 import { PlanId } from '../plans/plans';
 
 /** A live console session and what the gateway needs to know about its account. */
@@ -37,7 +36,7 @@ const TOUCH_EVERY_MS = 60_000;
  */
 @Injectable()
 export class SessionsRepository {
-  constructor(@Inject(PG_POOL) private readonly sql: PgHandle) {}
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   async insert(session: {
     accountId: string;
@@ -49,7 +48,7 @@ export class SessionsRepository {
   }): Promise<{ id: string; expiresAt: Date }> {
     const expiresAt = new Date(session.now.getTime() + session.absoluteMs);
     const idleExpiresAt = new Date(Math.min(expiresAt.getTime(), session.now.getTime() + session.idleMs));
-    const row = await pgFirstRow<{ id: string }>(
+    const row = await firstRow<{ id: string }>(
       this.sql,
       `INSERT INTO account_sessions (account_id, token_hash, csrf_token, created_at, last_seen_at, idle_expires_at, expires_at)
        VALUES ($1, $2, $3, $4, $4, $5, $6) RETURNING id`,
@@ -64,7 +63,7 @@ export class SessionsRepository {
    * (never past the absolute one) in the same statement.
    */
   async findLive(tokenHash: string, now: Date, idleMs: number): Promise<SessionRecord | null> {
-    const row = await pgFirstRow<SessionRow>(
+    const row = await firstRow<SessionRow>(
       this.sql,
       `WITH s AS (
          SELECT id, account_id, csrf_token, created_at, last_seen_at, idle_expires_at, expires_at

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
+import { createDataSource, isUniqueViolation, pgPoolOf } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 import { AccountsRepository } from '../accounts/accounts.repository';
-import { isUniqueViolation } from '../db';
 import { generateApiKey } from './api-key';
 import { ApiKeysRepository } from './api-keys.repository';
 

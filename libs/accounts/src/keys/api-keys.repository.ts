@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PG_POOL } from '@cars/persistence';
-import { PgHandle, pgFirstRow } from '../db';
+import { firstRow, PG_POOL, Sql } from '@cars/persistence';
 import { PlanId } from '../plans/plans';
 import { NewApiKey } from './api-key';
 
@@ -34,10 +33,10 @@ const COLUMNS = `id, account_id AS "accountId", prefix, created_at AS "createdAt
  */
 @Injectable()
 export class ApiKeysRepository {
-  constructor(@Inject(PG_POOL) private readonly sql: PgHandle) {}
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   insert(accountId: string, key: NewApiKey): Promise<ApiKeyRecord | null> {
-    return pgFirstRow<ApiKeyRecord>(
+    return firstRow<ApiKeyRecord>(
       this.sql,
       `INSERT INTO api_keys (account_id, prefix, key_hash) VALUES ($1, $2, $3) RETURNING ${COLUMNS}`,
       [accountId, key.prefix, key.keyHash],
@@ -45,12 +44,12 @@ export class ApiKeysRepository {
   }
 
   findByHash(keyHash: string): Promise<ApiKeyRecord | null> {
-    return pgFirstRow<ApiKeyRecord>(this.sql, `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
+    return firstRow<ApiKeyRecord>(this.sql, `SELECT ${COLUMNS} FROM api_keys WHERE key_hash = $1`, [keyHash]);
   }
 
   /** The holder of an unrevoked key (one indexed lookup: api_keys_key_hash_key). */
   findActiveHolder(keyHash: string): Promise<KeyHolderRecord | null> {
-    return pgFirstRow<KeyHolderRecord>(
+    return firstRow<KeyHolderRecord>(
       this.sql,
       `SELECT k.id AS "keyId", k.account_id AS "accountId", a.plan, a.plan_expires_at AS "planExpiresAt",
               a.email_verified AS "emailVerified"
@@ -62,7 +61,7 @@ export class ApiKeysRepository {
 
   /** Revokes by prefix; a key already revoked keeps its first revocation time. */
   revokeByPrefix(prefix: string): Promise<ApiKeyRecord | null> {
-    return pgFirstRow<ApiKeyRecord>(
+    return firstRow<ApiKeyRecord>(
       this.sql,
       `WITH u AS (
          UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE prefix = $1 RETURNING *
@@ -82,13 +81,13 @@ export class ApiKeysRepository {
 
   /** How many unrevoked keys the account has. */
   async countActive(accountId: string): Promise<number> {
-    const row = await pgFirstRow<{ n: number }>(this.sql, `SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`, [accountId]);
+    const row = await firstRow<{ n: number }>(this.sql, `SELECT count(*)::int AS n FROM api_keys WHERE account_id = $1 AND revoked_at IS NULL`, [accountId]);
     return row?.n ?? 0;
   }
 
   /** One key of the account, or null (another account's key reads as unknown). */
   findOfAccount(accountId: string, keyId: string): Promise<ApiKeyListing | null> {
-    return pgFirstRow<ApiKeyListing>(
+    return firstRow<ApiKeyListing>(
       this.sql,
       `SELECT ${COLUMNS}, last_used_at AS "lastUsedAt" FROM api_keys WHERE account_id = $1 AND id = $2`,
       [accountId, keyId],
@@ -97,7 +96,7 @@ export class ApiKeysRepository {
 
   /** Revokes one key of the account by id; a key already revoked keeps its first revocation time. */
   revokeOfAccount(accountId: string, keyId: string): Promise<ApiKeyRecord | null> {
-    return pgFirstRow<ApiKeyRecord>(
+    return firstRow<ApiKeyRecord>(
       this.sql,
       `WITH u AS (
          UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE account_id = $1 AND id = $2 RETURNING *

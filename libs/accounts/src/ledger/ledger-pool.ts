@@ -1,9 +1,7 @@
 import { Pool } from 'pg';
-import { SqlRunner } from '../db';
 
-export interface LedgerPool extends SqlRunner {
-  end(): Promise<void>;
-}
+/** The pool `createLedgerPool` makes: a pg pool like any other, that commits asynchronously. */
+export type LedgerPool = Pool;
 
 /**
  * A small connection pool for the request path's ledger statements, with
@@ -28,11 +26,5 @@ export function createLedgerPool(url: string, options: { max?: number; applicati
   });
   // An idle client's error (server restart…) is reported here; the next query reconnects.
   pool.on('error', () => undefined);
-  return {
-    resolvesToRows: true,
-    async query(sql: string, parameters: unknown[] = []): Promise<unknown[]> {
-      return (await pool.query(sql, parameters)).rows;
-    },
-    end: () => pool.end(),
-  };
+  return pool;
 }

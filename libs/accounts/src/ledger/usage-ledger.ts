@@ -1,4 +1,4 @@
-import { firstRow, SqlHandle } from '../db';
+import { firstRow, Sql } from '@cars/persistence';
 import { BillingPeriod, billingPeriod } from './billing-period';
 
 /**
@@ -14,10 +14,10 @@ import { BillingPeriod, billingPeriod } from './billing-period';
  * in the period, or no room) does it run a conditional upsert (INSERT … ON CONFLICT DO UPDATE …
  * WHERE), which creates the row or locks the latest row version and re-checks the limit.
  *
- * Every function takes a DataSource (its pg pool), the client of the caller's transaction as
- * `pgRunner(client)` (the delivery worker can reserve in the transaction that claims a delivery,
- * and record on the delivery that it holds a reservation: a crash then leaves evidence to release
- * from), or a ledger pool (`createLedgerPool`: asynchronous commit, what the gateway uses on the
+ * Every function takes a pg pool (the process's, `PG_POOL`), the client of the caller's
+ * transaction (the delivery worker can reserve in the transaction that claims a delivery, and
+ * record on the delivery that it holds a reservation: a crash then leaves evidence to release
+ * from), or the ledger pool (`createLedgerPool`: asynchronous commit, what the gateway uses on the
  * request path).
  */
 
@@ -73,7 +73,7 @@ export interface ReserveOptions {
   kind?: UsageKind;
 }
 
-export async function reserveUsage(db: SqlHandle, options: ReserveOptions): Promise<ReserveResult> {
+export async function reserveUsage(db: Sql, options: ReserveOptions): Promise<ReserveResult> {
   const units = options.units ?? 1;
   const period: BillingPeriod = billingPeriod(options.now);
   const params = [options.accountId, period.key, units, options.limit];
@@ -112,7 +112,7 @@ export async function reserveUsage(db: SqlHandle, options: ReserveOptions): Prom
 }
 
 /** The reserved units counted. False when there was no such reservation to commit (a bug upstream). */
-export async function commitUsage(db: SqlHandle, reservation: Reservation): Promise<boolean> {
+export async function commitUsage(db: Sql, reservation: Reservation): Promise<boolean> {
   const row = await firstRow<{ used: number }>(
     db,
     `WITH u AS (
@@ -127,7 +127,7 @@ export async function commitUsage(db: SqlHandle, reservation: Reservation): Prom
 }
 
 /** The reserved units are given back. False when there was no such reservation to release. */
-export async function releaseUsage(db: SqlHandle, reservation: Reservation): Promise<boolean> {
+export async function releaseUsage(db: Sql, reservation: Reservation): Promise<boolean> {
   const row = await firstRow<{ reserved: number }>(
     db,
     `WITH u AS (
@@ -141,7 +141,7 @@ export async function releaseUsage(db: SqlHandle, reservation: Reservation): Pro
 }
 
 /** Usage of the period containing `now` (zeros when nothing was used yet). */
-export async function getUsage(db: SqlHandle, accountId: string, now: Date = new Date()): Promise<Usage> {
+export async function getUsage(db: Sql, accountId: string, now: Date = new Date()): Promise<Usage> {
   const period = billingPeriod(now).key;
   const row = await firstRow<{ used: number; reserved: number }>(
     db,
@@ -152,7 +152,7 @@ export async function getUsage(db: SqlHandle, accountId: string, now: Date = new
 }
 
 /** Usage of the period containing `now`, split into requests and deliveries. */
-export async function getUsageBreakdown(db: SqlHandle, accountId: string, now: Date = new Date()): Promise<UsageBreakdown> {
+export async function getUsageBreakdown(db: Sql, accountId: string, now: Date = new Date()): Promise<UsageBreakdown> {
   const period = billingPeriod(now).key;
   const row = await firstRow<{ used: number; reserved: number; requests: number }>(
     db,
@@ -165,7 +165,7 @@ export async function getUsageBreakdown(db: SqlHandle, accountId: string, now: D
 }
 
 /** Sets the units used in the current period (operators and tests); reservations are left alone. */
-export async function setUsedUnits(db: SqlHandle, accountId: string, used: number, now: Date = new Date()): Promise<Usage> {
+export async function setUsedUnits(db: Sql, accountId: string, used: number, now: Date = new Date()): Promise<Usage> {
   const period = billingPeriod(now).key;
   const row = await firstRow<{ used: number; reserved: number }>(
     db,

@@ -10,6 +10,7 @@ import {
   setUsage,
   verifyEmail,
 } from '@cars/accounts';
+import { pgPoolOf } from '@cars/persistence';
 import { AdminCommand, Flags, requireFlag, UsageError } from '../command';
 
 /** Accounts, plans, usage and API keys (DESIGN.md §8). Keys are printed once and never stored. */
@@ -52,7 +53,7 @@ const commands: AdminCommand[] = [
       const email = requireFlag(flags, 'email');
       const chosen = plan(flags);
       if (flags.verified !== undefined && flags.verified !== true) throw new UsageError('--verified takes no value');
-      const { account, key } = await createAccount(await db(), { email, plan: chosen, emailVerified: flags.verified === true });
+      const { account, key } = await createAccount(pgPoolOf(await db()), { email, plan: chosen, emailVerified: flags.verified === true });
       return { account_id: account.id, api_key: key.apiKey };
     },
   },
@@ -63,21 +64,21 @@ const commands: AdminCommand[] = [
       const accountId = requireFlag(flags, 'account');
       const chosen = plan(flags);
       const planExpiresAt = optionalDate(flags, 'expires-at');
-      return accountJson(await setPlan(await db(), { accountId, plan: chosen, planExpiresAt }));
+      return accountJson(await setPlan(pgPoolOf(await db()), { accountId, plan: chosen, planExpiresAt }));
     },
   },
   {
     name: 'accounts:verify-email',
     usage: 'accounts:verify-email --account ID',
     async run({ flags, db }) {
-      return accountJson(await verifyEmail(await db(), requireFlag(flags, 'account')));
+      return accountJson(await verifyEmail(pgPoolOf(await db()), requireFlag(flags, 'account')));
     },
   },
   {
     name: 'accounts:show',
     usage: 'accounts:show --account ID',
     async run({ flags, db }) {
-      const summary = await describeAccount(await db(), requireFlag(flags, 'account'));
+      const summary = await describeAccount(pgPoolOf(await db()), requireFlag(flags, 'account'));
       return {
         ...accountJson(summary.account),
         effective_plan: summary.effectivePlan,
@@ -96,7 +97,7 @@ const commands: AdminCommand[] = [
     usage: 'usage:set --account ID --used N',
     async run({ flags, db }) {
       const accountId = requireFlag(flags, 'account');
-      const usage = await setUsage(await db(), accountId, nonNegativeInteger(flags, 'used'));
+      const usage = await setUsage(pgPoolOf(await db()), accountId, nonNegativeInteger(flags, 'used'));
       return { account_id: usage.accountId, period: usage.period, used: usage.used, reserved: usage.reserved };
     },
   },
@@ -104,7 +105,7 @@ const commands: AdminCommand[] = [
     name: 'keys:create',
     usage: 'keys:create --account ID',
     async run({ flags, db }) {
-      const key = await createApiKey(await db(), requireFlag(flags, 'account'));
+      const key = await createApiKey(pgPoolOf(await db()), requireFlag(flags, 'account'));
       return { account_id: key.accountId, key_prefix: key.prefix, api_key: key.apiKey };
     },
   },
@@ -112,7 +113,7 @@ const commands: AdminCommand[] = [
     name: 'keys:revoke',
     usage: 'keys:revoke --key-prefix P',
     async run({ flags, db }) {
-      const record = await revokeApiKey(await db(), requireFlag(flags, 'key-prefix'));
+      const record = await revokeApiKey(pgPoolOf(await db()), requireFlag(flags, 'key-prefix'));
       return { key_prefix: record.prefix, account_id: record.accountId, revoked_at: record.revokedAt?.toISOString() ?? null };
     },
   },

@@ -17,7 +17,6 @@ import {
   isWellFormedOpaqueToken,
   newOpaqueToken,
   needsRehash,
-  pgRunner,
   registerAccount,
   replacePassword,
   revokeApiKeyOfAccount,
@@ -161,7 +160,7 @@ export class AccountAreaService {
     const account = await this.account(accountId);
     const plan = effectivePlan(account, now);
     const period = billingPeriod(now);
-    const usage = await getUsageBreakdown(pgRunner(this.pool), accountId, now);
+    const usage = await getUsageBreakdown(this.pool, accountId, now);
     return {
       account: accountJson(account),
       plan: {
