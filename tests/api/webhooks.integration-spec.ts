@@ -42,6 +42,18 @@ describe('webhook management through the gateway', () => {
     expect({ status: res.status, body: res.body }).toMatchObject({ status: 201 });
     return res.body as { data: { id: string } & Record<string, unknown>; secret: string };
   };
+  /** A plan change is announced: the webhooks service pauses what it no longer allows soon after, not in the same transaction. */
+  const downgrade = async (accountId: string, plan: '1k' | 'free', pausedIds: readonly string[]): Promise<void> => {
+    await setPlan(pgPoolOf(db), { accountId, plan });
+    const deadline = Date.now() + 10_000;
+    let enabled: { enabled: boolean }[] = [];
+    while (Date.now() < deadline) {
+      enabled = await db.query(`SELECT enabled FROM webhook_subscriptions WHERE id = ANY($1::uuid[]) AND enabled`, [pausedIds.map(uuid)]);
+      if (enabled.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect({ stillEnabled: enabled.length }).toEqual({ stillEnabled: 0 });
+  };
   const boundaryOf = async (id: string): Promise<Date> =>
     (await db.query(`SELECT active_since FROM webhook_subscriptions WHERE id = $1`, [uuid(id)]))[0].active_since;
   const insertDelivery = async (
@@ -302,7 +314,7 @@ describe('webhook management through the gateway', () => {
     it('keeps list, retrieve, deliveries, pause and delete open after a downgrade', async () => {
       const account = await createTestAccount(db, { plan: '10k' });
       const { data } = await create(account);
-      await setPlan(pgPoolOf(db), { accountId: account.accountId, plan: 'free' });
+      await downgrade(account.accountId, 'free', [data.id]);
       await db.query(`UPDATE webhook_subscriptions SET enabled = true WHERE id = $1`, [uuid(data.id)]);
       expect((await api.get(account.apiKey, '/webhooks')).status).toBe(200);
       expect((await api.get(account.apiKey, `/webhooks/${data.id}`)).status).toBe(200);
@@ -440,7 +452,7 @@ describe('webhook management through the gateway', () => {
       expect(resumed.body.data.enabled).toBe(true);
       expect((await boundaryOf(second.data.id)).getTime()).toBeGreaterThan(pausedAt.getTime());
 
-      await setPlan(pgPoolOf(db), { accountId: account.accountId, plan: '1k' });
+      await downgrade(account.accountId, '1k', [second.data.id]);
       const refused = await api.patch(account.apiKey, `/webhooks/${second.data.id}`, { enabled: true });
       expect(refused.status).toBe(409);
       expect(refused.body.message).toContain('the 1K plan allows 1 webhook endpoint');
@@ -456,7 +468,7 @@ describe('webhook management through the gateway', () => {
       for (let i = 0; i < 4; i += 1) ids.push((await create(account)).data.id);
       await api.patch(account.apiKey, `/webhooks/${ids[0]}`, { enabled: false });
       const queued = await insertDelivery(ids[3], account.accountId, { status: 'pending' });
-      await setPlan(pgPoolOf(db), { accountId: account.accountId, plan: '1k' });
+      await downgrade(account.accountId, '1k', [ids[3], ids[2]]);
       const enabled = async () =>
         (await api.get(account.apiKey, '/webhooks')).body.data.map((s: { id: string; enabled: boolean }) => [s.id, s.enabled]);
       // The oldest *active* one (ids[1]) is kept; ids[0] was paused already.
@@ -464,7 +476,7 @@ describe('webhook management through the gateway', () => {
       expect((await db.query(`SELECT status FROM webhook_deliveries WHERE id = $1`, [uuid(queued)]))[0].status).toBe('canceled');
       await setPlan(pgPoolOf(db), { accountId: account.accountId, plan: '100k' });
       expect(await enabled()).toEqual([[ids[3], false], [ids[2], false], [ids[1], true], [ids[0], false]]);
-      await setPlan(pgPoolOf(db), { accountId: account.accountId, plan: 'free' });
+      await downgrade(account.accountId, 'free', [ids[1]]);
       expect((await enabled()).map(([, on]: [string, boolean]) => on)).toEqual([false, false, false, false]);
     });
 

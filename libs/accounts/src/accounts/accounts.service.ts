@@ -7,7 +7,6 @@ import { getUsage, setUsedUnits, Usage } from '../ledger/usage-ledger';
 import { billingPeriod } from '../ledger/billing-period';
 import { effectivePlan, isPlanId, PLAN_IDS, PlanId, PLANS } from '../plans/plans';
 import { AccountRecord, AccountsRepository } from './accounts.repository';
-import { applyPlanChangeRules } from './plan-change.rules';
 
 /** Operator-level account management (admin CLI, demo accounts, later the console). */
 
@@ -112,7 +111,11 @@ export async function revokeApiKeyOfAccount(db: Sql, accountId: string, keyId: s
   return record;
 }
 
-/** Changes the plan (and its expiry) and runs the plan-change rules in the same transaction. */
+/**
+ * Changes the plan (and its expiry). The change is announced, not applied here: the row's update
+ * notifies `account_changes` at commit, and the webhooks service pauses what the new plan no
+ * longer allows (its sweep catches a missed notification).
+ */
 export async function setPlan(
   db: Sql,
   input: { accountId: string; plan: PlanId; planExpiresAt?: Date | null },
@@ -121,14 +124,8 @@ export async function setPlan(
   const planExpiresAt = input.planExpiresAt ?? null;
   if (plan === 'free' && planExpiresAt !== null) throw new AccountsInputError('the free plan does not expire');
   return withTransaction(db, async (tx) => {
-    const before = await requireAccount(tx, input.accountId, true);
-    const after = (await new AccountsRepository(tx).updatePlan(input.accountId, plan, planExpiresAt))!;
-    await applyPlanChangeRules(tx, {
-      accountId: input.accountId,
-      from: { plan: before.plan, planExpiresAt: before.planExpiresAt },
-      to: { plan: after.plan, planExpiresAt: after.planExpiresAt },
-    });
-    return after;
+    await requireAccount(tx, input.accountId, true);
+    return (await new AccountsRepository(tx).updatePlan(input.accountId, plan, planExpiresAt))!;
   });
 }
 

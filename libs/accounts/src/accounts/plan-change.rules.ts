@@ -1,26 +1,11 @@
-import { firstRow, rows, Sql } from '@cars/persistence';
+import { firstRow, Sql } from '@cars/persistence';
 import { effectivePlan, formatLimit, Plan, PlanId, PLANS } from '../plans/plans';
 
-export interface PlanChange {
-  accountId: string;
-  from: { plan: PlanId; planExpiresAt: Date | null };
-  to: { plan: PlanId; planExpiresAt: Date | null };
-}
-
 /**
- * What else happens when an account's plan changes, inside the transaction that changes it (the
- * account row is locked): SPEC.md's downgrade rule — endpoints beyond the new plan's allowance are
- * paused, the oldest active ones kept, and the paused endpoints' pending deliveries canceled.
- * Upgrading resumes nothing. A plan that lapses by time is found by the webhooks service's sweep,
- * which applies the same rule (`enforceEndpointAllowance`).
- */
-export async function applyPlanChangeRules(tx: Sql, change: PlanChange): Promise<void> {
-  await enforceEndpointAllowance(tx, change.accountId);
-}
-
-/**
- * After a plan change: which active endpoints stay active. The oldest are kept, up to the plan's
- * endpoint allowance (null: unlimited); free and expired plans keep none. Returns the ids to pause.
+ * SPEC.md's downgrade rule, decided: after a plan change (or a plan lapsing by time), which active
+ * endpoints stay active. The oldest are kept, up to the plan's endpoint allowance (null:
+ * unlimited); free and expired plans keep none. Returns the ids to pause. The webhooks service
+ * applies it (libs/webhook-store `pauseEndpointsBeyondAllowance`) when it hears of a plan change.
  */
 export function endpointsToPause(active: readonly { id: string; createdAt: Date }[], allowance: number | null): string[] {
   if (allowance === null) return [];
@@ -43,51 +28,6 @@ export async function planInForce(
   if (!row) return null;
   const account = { plan: row.plan, planExpiresAt: row.planExpiresAt, emailVerified: row.emailVerified };
   return { plan: effectivePlan(account, row.now), account };
-}
-
-/**
- * Pauses the account's active endpoints beyond the allowance of the plan in force (the newest
- * go first) and cancels their pending deliveries. Locks the account row, so concurrent creates
- * and resumes (which lock it too) see the result. Returns the ids paused.
- */
-export async function enforceEndpointAllowance(db: Sql, accountId: string): Promise<string[]> {
-  const inForce = await planInForce(db, accountId, { lock: true });
-  if (!inForce) return [];
-  const active = await rows<{ id: string; createdAt: Date }>(
-    db,
-    `SELECT id, created_at AS "createdAt" FROM webhook_subscriptions WHERE account_id = $1 AND enabled FOR UPDATE`,
-    [accountId],
-  );
-  const pause = endpointsToPause(active, inForce.plan.webhookEndpoints);
-  if (pause.length === 0) return [];
-  await db.query(
-    `WITH paused AS (
-       UPDATE webhook_subscriptions SET enabled = false, updated_at = now() WHERE id = ANY($1::uuid[]) RETURNING id
-     )
-     UPDATE webhook_deliveries SET status = 'canceled', waiting_reason = NULL, next_attempt_at = NULL, updated_at = now()
-      WHERE subscription_id IN (SELECT id FROM paused) AND status = 'pending'
-      RETURNING id`,
-    [pause],
-  );
-  return pause;
-}
-
-/** Accounts with more active endpoints than the plan in force allows (an expired plan allows none). */
-export async function accountsOverEndpointAllowance(db: Sql, accountId?: string): Promise<string[]> {
-  const allowance = Object.values(PLANS)
-    .map((plan) => `WHEN '${plan.id}' THEN ${plan.webhookEndpoints === null ? 'NULL' : plan.webhookEndpoints}`)
-    .join(' ');
-  const found = await rows<{ id: string }>(
-    db,
-    `SELECT a.id
-       FROM accounts a JOIN webhook_subscriptions s ON s.account_id = a.id AND s.enabled
-      WHERE $1::uuid IS NULL OR a.id = $1
-      GROUP BY a.id
-     HAVING count(*) > CASE WHEN a.plan_expires_at IS NOT NULL AND a.plan_expires_at <= now() THEN ${PLANS.free.webhookEndpoints}
-                            ELSE CASE a.plan ${allowance} END END`,
-    [accountId ?? null],
-  );
-  return found.map((row) => row.id);
 }
 
 /**

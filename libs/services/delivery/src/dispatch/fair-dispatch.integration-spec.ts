@@ -2,6 +2,7 @@ import { createAccount } from '@cars/accounts';
 import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
 import { createIsolatedDatabase } from '@cars/testing';
+import { DispatchRepository } from '@cars/webhook-store';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { resolveDeliveryOptions } from '../config/delivery.options';
@@ -77,11 +78,11 @@ describe('Dispatcher: hanging receivers of one account (PostgreSQL)', () => {
   });
 
   it('serves another account while one account’s hanging endpoints hold no more than its share, and nothing is lost', async () => {
-    const noisy = (await createAccount(pgPoolOf(db), { email: 'noisy@example.test', plan: '100k', emailVerified: true })).account.id;
-    const quiet = (await createAccount(pgPoolOf(db), { email: 'quiet@example.test', plan: '100k', emailVerified: true })).account.id;
+    const noisy = (await createAccount(pool, { email: 'noisy@example.test', plan: '100k', emailVerified: true })).account.id;
+    const quiet = (await createAccount(pool, { email: 'quiet@example.test', plan: '100k', emailVerified: true })).account.id;
     const hangingIds: string[] = [];
     for (let i = 0; i < 3; i += 1) hangingIds.push(await endpoint(noisy, `https://receiver.example/hang${i}`, 10));
-    const store = new DeliveryStore(pool, options);
+    const store = new DeliveryStore(pool, options, new DispatchRepository());
     const dispatcher = new Dispatcher(store, sender, options);
     dispatcher.wake();
     await waitFor('the noisy account to fill its share', () => hanging.length === 3);

@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { PG_POOL, withTransaction } from '@cars/persistence';
+import { PG_POOL, Sql, withTransaction } from '@cars/persistence';
 import { Pool } from 'pg';
-import { enforceEndpointAllowance, accountsOverEndpointAllowance, paidFeatureRefusal, Plan, planInForce } from '@cars/accounts';
+import { paidFeatureRefusal, Plan, planInForce } from '@cars/accounts';
 import { forbidden, notFound, rpcError, RpcReply } from '@cars/contracts';
-import { Sql } from '../subscriptions/subscriptions.repository';
+import { accountsOverEndpointAllowance } from '@cars/webhook-store';
+import { enforceEndpointAllowance } from './endpoint-allowance';
 
 /** What each webhook change needs, by name in the 403 (SPEC webhook rule 4). */
 export const Features = {

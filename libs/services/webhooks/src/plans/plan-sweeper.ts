@@ -1,51 +1,99 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { accountsOverEndpointAllowance, enforceEndpointAllowance } from '@cars/accounts';
-import { errorMessage } from '@cars/contracts';
-import { PG_POOL, withTransaction } from '@cars/persistence';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { errorMessage, NotifyChannels } from '@cars/contracts';
+import { connectionUrlOf, PG_POOL, PgListener, withTransaction } from '@cars/persistence';
+import { accountsOverEndpointAllowance } from '@cars/webhook-store';
 import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
 import { DEFAULT_PLAN_SWEEP_INTERVAL_MS, WEBHOOKS_OPTIONS, WebhooksOptions } from '../config/webhooks.options';
+import { enforceEndpointAllowance } from './endpoint-allowance';
+
+/** The account a notification of `account_changes` names, unless it is about one of its keys (or not ours). */
+export function planChangeOf(payload: string): string | null {
+  try {
+    const value = JSON.parse(payload) as { account_id?: unknown; key_hash?: unknown };
+    return typeof value.account_id === 'string' && value.key_hash === undefined ? value.account_id : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
- * Plan expiry without operator action (SPEC "States and transitions"): every interval, accounts
- * with more active endpoints than the plan in force allows — a plan that lapsed by time allows
- * none — have the newest paused and their pending work canceled. `accounts:set-plan` applies the
- * same rule in its own transaction; this catches what time alone changed.
+ * SPEC.md's downgrade rule, applied by the owner of the endpoints. A plan change is announced: the
+ * `accounts` row's update notifies `account_changes` at commit (migration AccountChangeNotify),
+ * and the account named is checked at once — endpoints beyond the allowance of the plan in force
+ * paused, the newest first, their pending work canceled. Every interval, and whenever the listening
+ * connection is (re)established, a sweep does the same for every account: what a missed
+ * notification, a plan lapsing by time or this service being down left over.
  */
 @Injectable()
-export class PlanSweeper implements OnModuleInit, OnApplicationShutdown {
+export class PlanSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('PlanSweeper');
   private timer: NodeJS.Timeout | undefined;
+  private listener: PgListener | undefined;
   private running: Promise<void> | undefined;
+  private readonly checks = new Set<Promise<void>>();
 
   constructor(
     @Inject(PG_POOL) private readonly pool: Pool,
+    private readonly db: DataSource,
     @Inject(WEBHOOKS_OPTIONS) private readonly options: WebhooksOptions,
   ) {}
 
-  onModuleInit(): void {
+  async onApplicationBootstrap(): Promise<void> {
     const every = this.options.planSweepIntervalMs ?? DEFAULT_PLAN_SWEEP_INTERVAL_MS;
-    this.timer = setInterval(() => {
-      this.running ??= this.sweep()
-        .then(() => undefined)
-        .catch((error: unknown) => this.logger.warn(`plan sweep failed, retried next interval: ${errorMessage(error)}`))
-        .finally(() => (this.running = undefined));
-    }, every);
+    this.timer = setInterval(() => this.sweepInBackground(), every);
     this.timer.unref();
+    this.listener = new PgListener({
+      url: connectionUrlOf(this.db),
+      channels: [NotifyChannels.AccountChanges],
+      applicationName: 'webhooks-plan-changes',
+      onNotification: (_channel, payload) => {
+        const accountId = planChangeOf(payload);
+        if (accountId) this.checkInBackground(accountId);
+      },
+      onListening: () => this.sweepInBackground(),
+      onError: (message) => this.logger.warn(`plan changes: ${message}; the sweep every ${every} ms still applies them`),
+    });
+    await this.listener.start();
   }
 
-  /** One pass; returns how many endpoints were paused. */
+  /** One pass over every account; returns how many endpoints were paused. */
   async sweep(): Promise<number> {
     let paused = 0;
-    for (const accountId of await accountsOverEndpointAllowance(this.pool)) {
-      const ids = await withTransaction(this.pool, (client) => enforceEndpointAllowance(client, accountId));
-      if (ids.length > 0) this.logger.log(`paused ${ids.length} webhook endpoint(s) of account ${accountId}: beyond the plan in force`);
-      paused += ids.length;
-    }
+    for (const accountId of await accountsOverEndpointAllowance(this.pool)) paused += await this.enforce(accountId);
     return paused;
+  }
+
+  /** One account, as its plan changed; returns how many endpoints were paused. */
+  async check(accountId: string): Promise<number> {
+    const over = await accountsOverEndpointAllowance(this.pool, accountId);
+    return over.length > 0 ? this.enforce(accountId) : 0;
+  }
+
+  private async enforce(accountId: string): Promise<number> {
+    const ids = await withTransaction(this.pool, (client) => enforceEndpointAllowance(client, accountId));
+    if (ids.length > 0) this.logger.log(`paused ${ids.length} webhook endpoint(s) of account ${accountId}: beyond the plan in force`);
+    return ids.length;
+  }
+
+  private sweepInBackground(): void {
+    this.running ??= this.sweep()
+      .then(() => undefined)
+      .catch((error: unknown) => this.logger.warn(`plan sweep failed, retried next interval: ${errorMessage(error)}`))
+      .finally(() => (this.running = undefined));
+  }
+
+  private checkInBackground(accountId: string): void {
+    const check: Promise<void> = this.check(accountId)
+      .then(() => undefined)
+      .catch((error: unknown) => this.logger.warn(`plan change of account ${accountId}: ${errorMessage(error)}; the sweep retries it`))
+      .finally(() => this.checks.delete(check));
+    this.checks.add(check);
   }
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
-    await this.running;
+    await this.listener?.stop();
+    await Promise.all([this.running, ...this.checks]);
   }
 }
