@@ -20,26 +20,32 @@ export interface PgListenerOptions {
 /**
  * One dedicated connection that LISTENs on some channels and comes back after a loss. PostgreSQL
  * is the broadcast medium: a notification is sent at commit, to every listener of every process.
+ *
+ * Every client it makes has its 'error' listener before it connects, for its whole life (pg
+ * emits 'error' on a client without one as an unhandled event: the process would end). After
+ * `stop()` it never connects again, and `stop()` resolves once no connection of its own is left,
+ * including one that was still being made.
  */
 export class PgListener {
   private client?: Client;
   private stopped = false;
   private retry?: NodeJS.Timeout;
+  /** The attempt in progress, awaited by `stop()`. */
+  private connecting?: Promise<void>;
 
   constructor(private readonly options: PgListenerOptions) {}
 
   /** Connects and listens; a first failure is reported and retried like a later loss. */
   async start(): Promise<void> {
-    try {
-      await this.connect();
-    } catch (error) {
-      this.lost(error);
-    }
+    this.stopped = false;
+    await this.attempt();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
+    this.retry = undefined;
+    await this.connecting;
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -49,18 +55,40 @@ export class PgListener {
     return this.client !== undefined;
   }
 
+  private attempt(): Promise<void> {
+    const attempt = this.connect()
+      .catch((error: unknown) => this.lost(error))
+      .finally(() => {
+        if (this.connecting === attempt) this.connecting = undefined;
+      });
+    this.connecting = attempt;
+    return attempt;
+  }
+
   private async connect(): Promise<void> {
     const client = new Client({ connectionString: this.options.url, application_name: this.options.applicationName });
-    client.on('notification', (message) => this.options.onNotification(message.channel, message.payload ?? ''));
+    // Before connect(): an error while connecting, listening or idle always has a listener.
     client.on('error', (error) => {
       if (this.client === client) this.lost(error);
     });
     client.on('end', () => {
       if (this.client === client) this.lost(new Error('connection ended'));
     });
-    await client.connect();
+    client.on('notification', (message) => {
+      if (this.client !== client) return;
+      try {
+        this.options.onNotification(message.channel, message.payload ?? '');
+      } catch (error) {
+        this.options.onError?.(`a notification on ${message.channel} failed: ${errorMessage(error)}`);
+      }
+    });
     try {
-      for (const channel of this.options.channels) await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+      if (this.stopped) return;
+      await client.connect();
+      for (const channel of this.options.channels) {
+        if (this.stopped) break;
+        await client.query(`LISTEN "${channel.replace(/"/g, '""')}"`);
+      }
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -81,8 +109,8 @@ export class PgListener {
     this.options.onError?.(`LISTEN connection lost (${errorMessage(error)}); reconnecting`);
     clearTimeout(this.retry);
     this.retry = setTimeout(() => {
-      if (this.stopped) return;
-      this.connect().catch((next: unknown) => this.lost(next));
+      this.retry = undefined;
+      if (!this.stopped) void this.attempt();
     }, this.options.reconnectDelayMs ?? 1000);
     this.retry.unref?.();
   }

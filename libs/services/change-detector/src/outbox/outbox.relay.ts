@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { PG_POOL } from '@cars/persistence';
-import { Client, Pool } from 'pg';
+import { PG_POOL, PgListener } from '@cars/persistence';
+import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { poolOf, withTransaction } from '../database/pg';
 import { EVENT_PUBLISHER, EventPublisher, OutboxEvent } from './event-publisher';
@@ -32,7 +32,7 @@ export class OutboxRelay {
   private readonly pool: Pool;
   private readonly batchSize: number;
   private readonly pollIntervalMs: number;
-  private listener?: Client;
+  private listener?: PgListener;
   private timer?: NodeJS.Timeout;
   private running = false;
   private again = false;
@@ -52,16 +52,27 @@ export class OutboxRelay {
 
   async start(): Promise<void> {
     this.stopped = false;
-    if (this.options.listenUrl) await this.listen(this.options.listenUrl);
+    if (this.options.listenUrl) {
+      this.listener = new PgListener({
+        url: this.options.listenUrl,
+        channels: [NotifyChannels.AuctionEventsOutbox],
+        applicationName: 'outbox-relay-listen',
+        onNotification: () => this.wake(),
+        // Notifications sent while the connection was down are lost: look at once.
+        onListening: () => this.wake(),
+        onError: (message) => this.logger.warn(`outbox ${message}`),
+      });
+      await this.listener.start();
+    }
     this.schedule(0);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    await this.idle;
-    await this.listener?.end().catch(() => undefined);
+    await this.listener?.stop();
     this.listener = undefined;
+    await this.idle;
   }
 
   /** Publishes what is waiting now; resolves when the outbox was empty at some point. */
@@ -143,21 +154,5 @@ export class OutboxRelay {
     if (this.stopped) return;
     this.timer = setTimeout(() => this.wake(), delayMs);
     this.timer.unref?.();
-  }
-
-  private async listen(url: string): Promise<void> {
-    const client = new Client({ connectionString: url, application_name: 'outbox-relay-listen' });
-    client.on('notification', () => this.wake());
-    client.on('error', (error) => {
-      this.logger.warn(`outbox LISTEN connection lost (${error.message}); reconnecting`);
-      this.listener = undefined;
-      setTimeout(() => {
-        if (!this.stopped) this.listen(url).catch(() => undefined);
-      }, 1000).unref?.();
-    });
-    await client.connect();
-    await client.query(`LISTEN "${NotifyChannels.AuctionEventsOutbox}"`);
-    this.listener = client;
-    this.wake();
   }
 }
