@@ -1,7 +1,6 @@
 import { LiveAuctionsQueryDto, SearchAuctionsQueryDto, validatePlain } from '@cars/contracts';
 import {
   AuctionFilters,
-  beginWith,
   bidsPageQuery,
   bidsTotalQuery,
   completedFilters,
@@ -11,11 +10,13 @@ import {
   KEYWORD_STRATEGY_SETTINGS,
   keywordStrategy,
   liveFilters,
+  localSettings,
   pageQuery,
   PlannerSettings,
   SqlQuery,
 } from '@cars/service-query';
-import { Pool, PoolClient } from 'pg';
+import { rows, withTransaction } from '@cars/persistence';
+import { Pool } from 'pg';
 
 export interface ExplainedStatement {
   label: string;
@@ -31,20 +32,18 @@ interface Statement {
   settings?: PlannerSettings;
 }
 
-async function runWith<R>(client: PoolClient, query: SqlQuery, settings?: PlannerSettings, prefix = ''): Promise<R[]> {
-  if (settings) await client.query(beginWith(settings));
-  try {
-    return (await client.query(`${prefix}${query.text}`, query.values)).rows as R[];
-  } finally {
-    if (settings) await client.query('COMMIT');
-  }
+/** The statement as the service runs it: with its planner settings, in a transaction of its own (PgSqlClient.queryWith). */
+async function runWith<R>(pool: Pool, query: SqlQuery, settings?: PlannerSettings, prefix = ''): Promise<R[]> {
+  const text = `${prefix}${query.text}`;
+  if (!settings) return rows<R>(pool, text, query.values);
+  return withTransaction(pool, (client) => rows<R>(client, text, query.values), { attempts: 1, settings: localSettings(settings) });
 }
 
 /**
  * The statements the query service runs for a request path (the same builders, and the same
  * planner settings: a keyword page's strategy comes from its exact count, as in the service).
  */
-export async function statementsFor(client: PoolClient, path: string): Promise<Statement[]> {
+export async function statementsFor(pool: Pool, path: string): Promise<Statement[]> {
   const url = new URL(path, 'http://bench');
   const params = Object.fromEntries(url.searchParams.entries());
   const bids = /^\/auctions\/(\d+)\/bids$/.exec(url.pathname);
@@ -77,12 +76,12 @@ export async function statementsFor(client: PoolClient, path: string): Promise<S
       { label: 'count (uncached)', query: count, settings: COUNT_SETTINGS },
     ];
   }
-  const [{ total }] = await runWith<{ total: number }>(client, count, KEYWORD_COUNT_SETTINGS);
-  const [{ rows }] = await runWith<{ rows: number }>(client, {
+  const [{ total }] = await runWith<{ total: number }>(pool, count, KEYWORD_COUNT_SETTINGS);
+  const [{ rows: estimatedRows }] = await runWith<{ rows: number }>(pool, {
     text: `SELECT reltuples::float8 AS rows FROM pg_class WHERE oid = 'auctions'::regclass`,
     values: [],
   });
-  const strategy = keywordStrategy(total, rows, offset + limit, filters.keyword);
+  const strategy = keywordStrategy(total, estimatedRows, offset + limit, filters.keyword);
   const page = pageQuery({ scope: 'completed', filters, order, limit, offset, keywordStrategy: strategy });
   return [
     { label: `page (${strategy}, ${total} matches)`, query: page, settings: KEYWORD_STRATEGY_SETTINGS[strategy] },
@@ -91,17 +90,12 @@ export async function statementsFor(client: PoolClient, path: string): Promise<S
 }
 
 export async function explain(pool: Pool, path: string): Promise<ExplainedStatement[]> {
-  const client = await pool.connect();
-  try {
-    const out: ExplainedStatement[] = [];
-    for (const { label, query, settings } of await statementsFor(client, path)) {
-      const rows = await runWith<{ 'QUERY PLAN': string }>(client, query, settings, 'EXPLAIN (ANALYZE, BUFFERS) ');
-      const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
-      const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN);
-      out.push({ label, plan, ms, seqScanOnAuctions: /Seq Scan on auctions\b/.test(plan) });
-    }
-    return out;
-  } finally {
-    client.release();
+  const out: ExplainedStatement[] = [];
+  for (const { label, query, settings } of await statementsFor(pool, path)) {
+    const lines = await runWith<{ 'QUERY PLAN': string }>(pool, query, settings, 'EXPLAIN (ANALYZE, BUFFERS) ');
+    const plan = lines.map((r) => r['QUERY PLAN']).join('\n');
+    const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN);
+    out.push({ label, plan, ms, seqScanOnAuctions: /Seq Scan on auctions\b/.test(plan) });
   }
+  return out;
 }
