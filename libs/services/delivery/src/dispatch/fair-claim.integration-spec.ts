@@ -1,4 +1,4 @@
-import { createAccount } from '@cars/accounts';
+import { createAccount, getUsage, setUsedUnits } from '@cars/accounts';
 import { renderMetrics } from '@cars/metrics';
 import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { createIsolatedDatabase, truncate } from '@cars/testing';
@@ -154,6 +154,30 @@ describe('DeliveryStore: fair claims and endpoint circuits (PostgreSQL)', () => 
     };
     const more = await store.claim(200, held);
     expect(more.map((c) => c.accountId)).toEqual([many]);
+  });
+
+  it('near the end of an allowance, claims what the room left allows, oldest first, and the rest wait unattempted', async () => {
+    emails += 1;
+    const low = (await createAccount(pool, { email: `fair${emails}@example.test`, plan: '1k', emailVerified: true })).account.id;
+    await setUsedUnits(pool, low, 997);
+    const hook = await endpoint(low);
+    await deliveries(hook, low, 5, { ageSeconds: 60 });
+    const oldest: { id: string }[] = await db.query(`SELECT id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY next_attempt_at`, [hook]);
+
+    const claimed = await store.claim(10);
+    expect(claimed.map((c) => c.id)).toEqual(oldest.slice(0, 3).map((r) => r.id));
+    expect(claimed.every((c) => c.reservation?.units === 1)).toBe(true);
+    expect(await getUsage(pool, low)).toMatchObject({ used: 997, reserved: 3 });
+    expect(
+      await db.query(
+        `SELECT status, waiting_reason, attempts, count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1
+          GROUP BY 1, 2, 3 ORDER BY 1`,
+        [hook],
+      ),
+    ).toEqual([
+      { status: 'pending', waiting_reason: 'allowance', attempts: 0, n: 2 },
+      { status: 'sending', waiting_reason: null, attempts: 0, n: 3 },
+    ]);
   });
 
   it('claims due first attempts before due retries, across endpoints and within one', async () => {
