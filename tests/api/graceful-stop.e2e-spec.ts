@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { buildEventEnvelope } from '@cars/contracts';
+import { buildEventEnvelope, Queues } from '@cars/contracts';
 import { createDataSource } from '@cars/persistence';
 import { generateSigningSecret, SecretCipher } from '@cars/signing';
 import { createDatabase, createVhost, deleteVhost, dropDatabase } from '@cars/testing';
+import { connect } from 'amqplib';
 import { DataSource } from 'typeorm';
 import { createTestAccount, settledUsage } from './support/accounts';
 import { AppProcess, freePort, startApp, waitForOk } from './support/processes';
@@ -58,6 +59,16 @@ describe('SIGTERM under load', () => {
   };
 
   const count = async (sql: string, parameters: unknown[] = []): Promise<number> => Number((await db.query(sql, parameters))[0].n);
+
+  /** Messages waiting in a queue of this spec's vhost. */
+  const queued = async (queue: string): Promise<number> => {
+    const connection = await connect(env.RABBITMQ_URL);
+    try {
+      return (await (await connection.createChannel()).checkQueue(queue)).messageCount;
+    } finally {
+      await connection.close();
+    }
+  };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'graceful-'));
@@ -169,13 +180,14 @@ describe('SIGTERM under load', () => {
       }
     };
     const lanes = Array.from({ length: 8 }, lane);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Answers before the stop (both replicas serving), and after it (the other one alone).
+    await waitFor('answers before the stop', async () => statuses.length >= 50);
     const stop = await terminate(first);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const atStop = statuses.length;
+    await waitFor('answers after the stop', async () => statuses.length >= atStop + 50);
     stopping = true;
     await Promise.all(lanes);
     expect({ code: stop.code, signal: stop.signal }).toEqual({ code: 0, signal: null });
-    expect(statuses.length).toBeGreaterThan(50);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
 
     // The gateway: requests in flight when SIGTERM arrives are answered before it exits. With no
@@ -185,9 +197,10 @@ describe('SIGTERM under load', () => {
     const inFlight = Array.from({ length: 10 }, () =>
       fetch(url).then(async (res) => ({ status: res.status, total: ((await res.json()) as { meta?: { total: number } }).meta?.total })),
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor('the ten requests waiting for a query replica', async () => (await queued(Queues.QueryRpc)) === 10);
     const gatewayStop = terminate(gateway);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The gateway has begun to stop (it refuses new connections) while the ten still wait.
+    await waitFor('the gateway to stop listening', () => fetch(`http://127.0.0.1:${port}/health/live`).then(() => false, () => true));
     await start('query');
     const answers = await Promise.allSettled(inFlight);
     expect(await gatewayStop).toMatchObject({ code: 0, signal: null });
