@@ -2,8 +2,6 @@ import { isDataError, pgPoolOf } from '@cars/persistence';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 
-export { isDataError, pgPoolOf as pgPool, sqlState, withTransaction } from '@cars/persistence';
-
 /**
  * Errors an observation can cause by itself (data errors, and the JavaScript errors a value the
  * code did not foresee may raise): isolating the observation and rejecting it is the cure.

@@ -7,11 +7,12 @@ import {
   PG_POOL,
   runMigrations,
   SOURCES,
+  withTransaction,
 } from '@cars/persistence';
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { poolOf, withTransaction } from '../database/pg';
+import { poolOf } from '../database/pg';
 import { Normalizer } from './normalizer';
 import { loadNormalizationTables } from './reference-cache';
 

@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { EventAuction } from '@cars/contracts';
-import { PG_POOL } from '@cars/persistence';
+import { PG_POOL, withTransaction } from '@cars/persistence';
 import { Pool, PoolClient } from 'pg';
-import { withTransaction } from '../database/pg';
 import { AuctionRow, BidRow } from './auction-row';
 import { copyRows } from './copy-rows';
 import { identityKey } from './keys';

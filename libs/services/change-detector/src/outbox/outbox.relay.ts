@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { PG_POOL, PgListener } from '@cars/persistence';
+import { PG_POOL, PgListener, withTransaction } from '@cars/persistence';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { poolOf, withTransaction } from '../database/pg';
+import { poolOf } from '../database/pg';
 import { EVENT_PUBLISHER, EventPublisher, OutboxEvent } from './event-publisher';
 import { errorMessage, NotifyChannels } from '@cars/contracts';
 import { backoffDelay } from '@cars/messaging';
