@@ -97,3 +97,17 @@ it('loads auctions and bids through the pipeline row building, without events', 
   const types = await dataSource.query(`SELECT type FROM events ORDER BY seq`);
   expect(types).toEqual([{ type: 'bid.created' }]);
 });
+
+it('keeps the chunks merged before its input fails, and leaves no staging table behind', async () => {
+  async function* failingAfter(count: number): AsyncGenerator<Observation> {
+    for (let i = 0; i < count; i += 1) yield auction(`fail-${i}`, '2024-06-01T21:00:00Z', {}, [bid(`fail-${i}-a`, 'ann')]);
+    throw new Error('input broke');
+  }
+  await expect(bulkLoadObservations(dataSource, failingAfter(5), { chunkSize: 2, concurrency: 2 })).rejects.toThrow('input broke');
+
+  // Chunks are flushed when full: the two full ones were merged (and waited for), the last odd observation never was.
+  const loaded = await dataSource.query(`SELECT source_auction_id AS id FROM auctions WHERE source_auction_id LIKE 'fail-%' ORDER BY 1`);
+  expect(loaded).toEqual([{ id: 'fail-0' }, { id: 'fail-1' }, { id: 'fail-2' }, { id: 'fail-3' }]);
+  const staging = await dataSource.query(`SELECT relname FROM pg_class WHERE relpersistence = 't' AND relname IN ('bulk_auctions', 'bulk_bids')`);
+  expect(staging).toEqual([]);
+});

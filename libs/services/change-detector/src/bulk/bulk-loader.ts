@@ -1,10 +1,10 @@
 import { Observation, ObservationAuction, errorMessage } from '@cars/contracts';
-import { PoolClient } from 'pg';
+import { pgPoolOf, rows, withTransaction } from '@cars/persistence';
+import { Pool, PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DataSource } from 'typeorm';
-import { pgPool, sqlState } from '../database/pg';
 import { ReferenceCache } from '../normalization/reference-cache';
 import { AUCTION_COLUMN_TYPES, AUCTION_COLUMNS, AuctionRow, BidRow, buildAuctionRow, buildBidRow } from '../observations/auction-row';
 import { PendingReasons } from '../observations/batch-planner';
@@ -21,8 +21,9 @@ export interface BulkLoadOptions {
   /** first_seen_at of the bid identities registered. Default: now. */
   now?: Date;
   /**
-   * Chunks merged at once, each on its own connection. Default 1: row building of the next chunk
-   * already overlaps the merge, and concurrent merges contend on rollup triggers.
+   * Chunks merged at once, each in its own transaction on a connection of the pool. Default 1: row
+   * building of the next chunk already overlaps the merge, and concurrent merges contend on rollup
+   * triggers.
    */
   concurrency?: number;
 }
@@ -56,6 +57,16 @@ const BID_STAGE_COLUMNS = [
 ] as const;
 
 type StagedBid = BidRow & { source_auction_id: string };
+
+/**
+ * A chunk's staging tables, created in its transaction and dropped at its commit (or rollback):
+ * nothing is left on the pool's connections.
+ */
+const CREATE_STAGING_SQL = `
+  CREATE TEMP TABLE bulk_auctions (${AUCTION_COLUMNS.map((c) => `${c} ${AUCTION_COLUMN_TYPES[c]}`).join(', ')}) ON COMMIT DROP;
+  CREATE TEMP TABLE bulk_bids (
+    ord int, source text, source_auction_id text, source_bid_id text, bidder_name text, amount bigint,
+    currency char(3), bid_at timestamptz, bid_at_local timestamp) ON COMMIT DROP`;
 
 /**
  * The staged auctions as the write path's upsert reads them, with the distinct bidders of the
@@ -106,29 +117,14 @@ export async function bulkLoadObservations(
   const chunkSize = options.chunkSize ?? 10000;
   const concurrency = Math.max(1, options.concurrency ?? 1);
   const now = options.now ?? new Date();
-  const pool = pgPool(dataSource);
-  const clients: PoolClient[] = [];
+  const pool = pgPoolOf(dataSource);
   /** Chunks being merged: a load that stops early (its input failed) lets them finish first. */
   const inFlight = new Set<Promise<void>>();
   const result: BulkLoadResult = { observations: 0, auctions: 0, bids: 0, pending: 0, rejected: [], unknownSource: 0, ms: 0 };
   try {
-    for (let i = 0; i < concurrency; i += 1) {
-      const client = await pool.connect();
-      clients.push(client);
-      // Session settings for a load: each chunk is re-runnable (idempotent), so a crash losing the
-      // last commits costs nothing.
-      await client.query(`SET synchronous_commit = off`);
-      await client.query(`
-        CREATE TEMP TABLE IF NOT EXISTS bulk_auctions (${AUCTION_COLUMNS.map((c) => `${c} ${AUCTION_COLUMN_TYPES[c]}`).join(', ')});
-        CREATE TEMP TABLE IF NOT EXISTS bulk_bids (
-          ord int, source text, source_auction_id text, source_bid_id text, bidder_name text, amount bigint,
-          currency char(3), bid_at timestamptz, bid_at_local timestamp);
-        TRUNCATE bulk_auctions, bulk_bids`);
-    }
-    const [main] = clients;
     const repository = new ObservationRepository(pool);
-    const reference = await new ReferenceCache().get(main);
-    const idle = [...clients];
+    // One consistent version of the normalization tables and sources.
+    const reference = await withTransaction(pool, (client) => new ReferenceCache().get(client));
     let failure: unknown;
 
     const bidsOnly: Observation[] = [];
@@ -139,13 +135,12 @@ export async function bulkLoadObservations(
 
     const flush = async () => {
       if (auctions.size === 0 && bids.length === 0) return;
-      while (idle.length === 0) await Promise.race(inFlight);
+      while (inFlight.size >= concurrency) await Promise.race(inFlight);
       if (failure) throw failure;
-      const client = idle.pop()!;
       const chunk = { auctions: [...auctions.values()], bids, read };
       auctions = new Map();
       bids = [];
-      const job: Promise<void> = mergeWithRetry(client, chunk.auctions, chunk.bids, now)
+      const job: Promise<void> = mergeChunk(pool, chunk.auctions, chunk.bids, now)
         .then((merged) => {
           result.auctions += merged.auctions;
           result.bids += merged.bids;
@@ -155,7 +150,6 @@ export async function bulkLoadObservations(
           failure ??= error;
         })
         .finally(() => {
-          idle.push(client);
           inFlight.delete(job);
         });
       inFlight.add(job);
@@ -200,59 +194,54 @@ export async function bulkLoadObservations(
 
     // Bids-only observations whose auction never came: pending, like the pipeline does.
     if (bidsOnly.length > 0) {
-      const { rows } = await main.query<{ source: string; source_auction_id: string }>(
+      const found = await rows<{ source: string; source_auction_id: string }>(
+        pool,
         `SELECT source, source_auction_id FROM auctions a
          JOIN unnest($1::text[], $2::text[]) AS k(s, i) ON a.source = k.s AND a.source_auction_id = k.i`,
         [bidsOnly.map((o) => o.source), bidsOnly.map((o) => o.source_auction_id)],
       );
-      const stored = new Set(rows.map((r) => auctionKey(r.source, r.source_auction_id)));
+      const stored = new Set(found.map((r) => auctionKey(r.source, r.source_auction_id)));
       const orphans = bidsOnly.filter((o) => !stored.has(auctionKey(o.source, o.source_auction_id)));
       // Their parent may have come in a later chunk than they did: load their bids now.
       const late: StagedBid[] = bidsOnly
         .filter((o) => stored.has(auctionKey(o.source, o.source_auction_id)))
         .flatMap((o) => (o.bids ?? []).map((bid) => ({ ...buildBidRow(bid, reference.sources.get(o.source)!), source_auction_id: o.source_auction_id })));
-      if (late.length > 0) result.bids += (await mergeWithRetry(main, [], late, now)).bids;
-      await park(repository, main, orphans, PendingReasons.ParentMissing);
+      if (late.length > 0) result.bids += (await mergeChunk(pool, [], late, now)).bids;
+      await park(repository, pool, orphans, PendingReasons.ParentMissing);
       result.pending = orphans.length;
     }
-    await park(repository, main, parked, PendingReasons.UnknownSource);
+    await park(repository, pool, parked, PendingReasons.UnknownSource);
     result.ms = Date.now() - started;
     return result;
   } finally {
     await Promise.allSettled([...inFlight]);
-    for (const client of clients) {
-      await client.query(`DROP TABLE IF EXISTS bulk_auctions, bulk_bids; RESET synchronous_commit`).catch(() => undefined);
-      client.release();
-    }
   }
 }
 
-/** Chunks are idempotent: one that deadlocks with a concurrent chunk is simply run again. */
-async function mergeWithRetry(
-  client: PoolClient,
-  auctions: AuctionRow[],
-  bids: StagedBid[],
-  now: Date,
-): Promise<{ auctions: number; bids: number }> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await mergeChunk(client, auctions, bids, now);
-    } catch (error) {
-      const code = sqlState(error);
-      if (attempt >= 5 || (code !== '40P01' && code !== '40001')) throw error;
-    }
-  }
-}
+/**
+ * The load's transactions commit asynchronously (`asyncCommit`): each chunk is re-runnable
+ * (idempotent), so a database crash losing the last commits costs nothing but loading the file
+ * again. A chunk that deadlocks with a concurrent chunk is simply run again (withTransaction's
+ * retries).
+ */
+const LOAD_TRANSACTION = { asyncCommit: true } as const;
 
-/** Parks observations in pending_observations with the write path's statement, 1,000 at a time. */
-async function park(repository: ObservationRepository, client: PoolClient, observations: Observation[], reason: string): Promise<void> {
-  for (let i = 0; i < observations.length; i += 1000) {
-    const slice = observations.slice(i, i + 1000);
-    await repository.insertPending(
-      client,
-      slice.map((o) => ({ source: o.source, source_auction_id: o.source_auction_id, reason, observation: o, received_at: null })),
-    );
-  }
+/** Parks observations in pending_observations with the write path's statement, 1,000 at a time, in one transaction. */
+async function park(repository: ObservationRepository, pool: Pool, observations: Observation[], reason: string): Promise<void> {
+  if (observations.length === 0) return;
+  await withTransaction(
+    pool,
+    async (client) => {
+      for (let i = 0; i < observations.length; i += 1000) {
+        const slice = observations.slice(i, i + 1000);
+        await repository.insertPending(
+          client,
+          slice.map((o) => ({ source: o.source, source_auction_id: o.source_auction_id, reason, observation: o, received_at: null })),
+        );
+      }
+    },
+    LOAD_TRANSACTION,
+  );
 }
 
 async function copyInto(client: PoolClient, table: string, columns: readonly string[], lines: Iterable<string>): Promise<void> {
@@ -273,19 +262,13 @@ function* batched(lines: Iterable<string>): Generator<string> {
 }
 
 /**
- * One chunk in one transaction: COPY into the staging tables, then the write path's auction
+ * One chunk in one transaction: COPY into staging tables of its own, then the write path's auction
  * upsert and bid inserts over them. Auctions that got bids without being inserted by this chunk
  * (stored ones, bids-only observations) have their bidder count recounted.
  */
-async function mergeChunk(
-  client: PoolClient,
-  auctions: AuctionRow[],
-  bids: StagedBid[],
-  now: Date,
-): Promise<{ auctions: number; bids: number }> {
-  await client.query('BEGIN');
-  try {
-    await client.query('TRUNCATE bulk_auctions, bulk_bids');
+function mergeChunk(pool: Pool, auctions: AuctionRow[], bids: StagedBid[], now: Date): Promise<{ auctions: number; bids: number }> {
+  return withTransaction(pool, async (client) => {
+    await client.query(CREATE_STAGING_SQL);
     await copyInto(client, 'bulk_auctions', AUCTION_COLUMNS, (function* () {
       for (const row of auctions) yield copyLine(AUCTION_COLUMNS.map((c) => row[c]));
     })());
@@ -304,10 +287,6 @@ async function mergeChunk(
       const keys = [...recount.values()];
       await client.query(RECOUNT_BIDDERS_SQL, [keys.map((b) => b.source), keys.map((b) => b.source_auction_id)]);
     }
-    await client.query('COMMIT');
     return { auctions: written.rows.length, bids: merged.rows[0]?.n ?? 0 };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  }
+  }, LOAD_TRANSACTION);
 }
