@@ -71,6 +71,8 @@ describe('admin CLI: accounts, plans, usage and keys, seen through the gateway',
     const plan = await admin('accounts:set-plan', '--account', accountId, '--plan', '10k', '--expires-at', '2099-01-01T00:00:00Z');
     expect(plan.code).toBe(0);
     expect(plan.json).toMatchObject({ account_id: accountId, plan: '10k', plan_expires_at: '2099-01-01T00:00:00.000Z' });
+    // The account as the API shows it (accountJson), its id under the documented name account_id.
+    expect(Object.keys(plan.json!)).toEqual(['account_id', 'email', 'email_verified', 'plan', 'plan_expires_at', 'created_at']);
 
     const verified = await admin('accounts:verify-email', '--account', accountId);
     expect(verified.json).toMatchObject({ account_id: accountId, email_verified: true });

@@ -1,4 +1,5 @@
 import {
+  accountJson,
   AccountRecord,
   AccountsInputError,
   createAccount,
@@ -35,14 +36,13 @@ function nonNegativeInteger(flags: Flags, name: string): number {
   return Number(value);
 }
 
-function accountJson(account: AccountRecord) {
-  return {
-    account_id: account.id,
-    email: account.email,
-    email_verified: account.emailVerified,
-    plan: account.plan,
-    plan_expires_at: account.planExpiresAt?.toISOString() ?? null,
-  };
+/**
+ * The account as the API shows it (`accountJson`), its id under the CLI's documented name
+ * `account_id` (docs/api/accounts.md), as in every other command's output.
+ */
+export function accountOutput(account: AccountRecord) {
+  const { id, ...fields } = accountJson(account);
+  return { account_id: id, ...fields };
 }
 
 const commands: AdminCommand[] = [
@@ -64,14 +64,14 @@ const commands: AdminCommand[] = [
       const accountId = requireFlag(flags, 'account');
       const chosen = plan(flags);
       const planExpiresAt = optionalDate(flags, 'expires-at');
-      return accountJson(await setPlan(pgPoolOf(await db()), { accountId, plan: chosen, planExpiresAt }));
+      return accountOutput(await setPlan(pgPoolOf(await db()), { accountId, plan: chosen, planExpiresAt }));
     },
   },
   {
     name: 'accounts:verify-email',
     usage: 'accounts:verify-email --account ID',
     async run({ flags, db }) {
-      return accountJson(await verifyEmail(pgPoolOf(await db()), requireFlag(flags, 'account')));
+      return accountOutput(await verifyEmail(pgPoolOf(await db()), requireFlag(flags, 'account')));
     },
   },
   {
@@ -80,7 +80,7 @@ const commands: AdminCommand[] = [
     async run({ flags, db }) {
       const summary = await describeAccount(pgPoolOf(await db()), requireFlag(flags, 'account'));
       return {
-        ...accountJson(summary.account),
+        ...accountOutput(summary.account),
         effective_plan: summary.effectivePlan,
         usage: {
           period: summary.usage.period,

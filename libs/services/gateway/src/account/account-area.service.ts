@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  accountJson,
   AccountRecord,
   AccountsConflictError,
   AccountsNotFoundError,
@@ -29,7 +30,7 @@ import { PG_POOL } from '@cars/persistence';
 import type { Pool } from 'pg';
 import { ApiException } from '../http/api-exception';
 import { ACCOUNT_AREA_CONFIG, AccountAreaConfig } from './account-area.config';
-import { AccountDto, AccountOverviewResponseDto, ApiKeyCreatedResponseDto, ApiKeyDto } from './dto/account.dto';
+import { AccountOverviewResponseDto, ApiKeyCreatedResponseDto, ApiKeyDto } from './dto/account.dto';
 
 /** At most this many unrevoked keys per account (the console creates them one click at a time). */
 export const MAX_ACTIVE_KEYS = 20;
@@ -42,17 +43,6 @@ function unauthorized(message: string): ApiException {
 
 function badRequest(message: string): ApiException {
   return new ApiException(400, { error: 'Bad Request', message });
-}
-
-export function accountJson(account: AccountRecord): AccountDto {
-  return {
-    id: account.id,
-    email: account.email,
-    email_verified: account.emailVerified,
-    plan: account.plan,
-    plan_expires_at: account.planExpiresAt?.toISOString() ?? null,
-    created_at: account.createdAt.toISOString(),
-  };
 }
 
 function keyJson(key: ApiKeyListing): ApiKeyDto {
