@@ -10,15 +10,34 @@ import { RMQ_SOCKET_OPTIONS, rpcServerOptions } from './rmq.options';
 const QUEUE = `rpc-drain.${randomUUID()}`;
 const silent = { log() {}, error() {}, warn() {}, debug() {}, verbose() {} };
 
-/** A service whose every answer takes a while, so requests are in flight when a replica stops. */
+/**
+ * A service whose every answer takes a while (150 ms of work), so requests are in flight when a
+ * replica stops; each replica's instance counts the requests it has taken and answered.
+ */
 @Controller()
 class SlowController {
+  taken = 0;
+  answered = 0;
+
   @MessagePattern('slow.echo')
   async echo(@Payload() data: { n: number }): Promise<{ n: number }> {
+    this.taken += 1;
     await new Promise((resolve) => setTimeout(resolve, 150));
+    this.answered += 1;
     return { n: data.n };
   }
 }
+
+/** Polls `done` until it holds, or fails after `timeoutMs`. */
+async function until(done: () => boolean, what: () => string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const counts = (app: INestMicroservice) => app.get(SlowController);
 
 @Module({ controllers: [SlowController] })
 class SlowModule {}
@@ -75,17 +94,16 @@ describe('RPC server stop', () => {
         (error: unknown) => `request ${n}: ${String(error)}`,
       ),
     );
-    // Both replicas hold 8 requests each by now; the first one stops with its share unanswered.
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    const stopping = replicas.shift()!;
-    const started = Date.now();
-    await stopping.close();
-    const closedIn = Date.now() - started;
+    const [stopping, other] = replicas.map(counts);
+    // Both replicas are working on requests; the first one stops with its share unanswered.
+    await until(() => stopping.taken > 0 && other.taken > 0, () => `both replicas at work: ${stopping.taken}, ${other.taken} taken`);
+    expect(stopping.answered).toBe(0);
+    await replicas.shift()!.close();
+    // It answered every request it had taken before it went.
+    expect(stopping.answered).toBe(stopping.taken);
     const answers = await Promise.all(requests);
     expect(answers).toEqual(Array.from({ length: 60 }, (_, n) => n));
-    // It waited for its own requests (one handler's time), not for the queue.
-    expect(closedIn).toBeGreaterThanOrEqual(50);
-    expect(closedIn).toBeLessThan(2000);
+    expect(stopping.taken + other.taken).toBe(60);
   }, 20_000);
 
   it('gives the requests a crashed replica held to another one, for read-only services', async () => {
@@ -101,7 +119,9 @@ describe('RPC server stop', () => {
           (error: unknown) => `request ${n}: ${String(error)}`,
         ),
       );
-      await new Promise((resolve) => setTimeout(resolve, 60));
+      // The victim holds requests it has not answered when its connection drops.
+      await until(() => counts(victim).taken > 0, () => 'the victim to take requests');
+      expect(counts(victim).answered).toBe(0);
       await crash(victim);
       expect(await Promise.all(requests)).toEqual(Array.from({ length: 30 }, (_, n) => n));
     } finally {
