@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
-import { Pool, PoolClient } from 'pg';
+import { createDataSource, pgPoolOf, withTransaction } from '@cars/persistence';
+import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createAccount } from '../accounts/accounts.service';
 import { createLedgerPool } from './ledger-pool';
-import { commitUsage, getUsage, releaseUsage, reserveUsage } from './usage-ledger';
+import { commitUsage, getUsage, releaseUsage, reserveUsage, Usage } from './usage-ledger';
 
 /**
  * The ledger inside a caller's own pg transaction (what a dispatcher claiming a delivery does):
@@ -25,41 +25,34 @@ describe('usage ledger in a caller transaction', () => {
     await db?.destroy();
   });
 
-  async function inTransaction<T>(work: (client: PoolClient) => Promise<T>, outcome: 'COMMIT' | 'ROLLBACK'): Promise<T> {
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query(outcome);
-      return result;
-    } finally {
-      client.release();
-    }
-  }
-
   it('reserves, commits and releases as part of the transaction that holds it', async () => {
     const { account } = await createAccount(pgPoolOf(db), { email: `tx-${randomUUID()}@example.test`, plan: '1k', emailVerified: true, planExpiresAt: null });
     const now = new Date();
 
     // Rolled back: nothing happened.
-    const undone = await inTransaction(async (client) => {
-      const reserved = await reserveUsage(client, { accountId: account.id, limit: 2, now });
-      expect(reserved.ok).toBe(true);
-      if (reserved.ok) expect(await commitUsage(client, reserved.reservation)).toBe(true);
-      return getUsage(client, account.id, now);
-    }, 'ROLLBACK');
+    const rollBack = new Error('roll back');
+    let undone: Usage | undefined;
+    await expect(
+      withTransaction(pool, async (client) => {
+        const reserved = await reserveUsage(client, { accountId: account.id, limit: 2, now });
+        expect(reserved.ok).toBe(true);
+        if (reserved.ok) expect(await commitUsage(client, reserved.reservation)).toBe(true);
+        undone = await getUsage(client, account.id, now);
+        throw rollBack;
+      }),
+    ).rejects.toBe(rollBack);
     expect(undone).toMatchObject({ used: 1, reserved: 0 });
     expect(await getUsage(pgPoolOf(db), account.id, now)).toMatchObject({ used: 0, reserved: 0 });
 
     // Committed: one unit used, and a released reservation leaves nothing behind.
-    await inTransaction(async (client) => {
+    await withTransaction(pool, async (client) => {
       const first = await reserveUsage(client, { accountId: account.id, limit: 2, now });
       const second = await reserveUsage(client, { accountId: account.id, limit: 2, now });
       const third = await reserveUsage(client, { accountId: account.id, limit: 2, now });
       expect([first.ok, second.ok, third.ok]).toEqual([true, true, false]);
       if (first.ok) await commitUsage(client, first.reservation);
       if (second.ok) expect(await releaseUsage(client, second.reservation)).toBe(true);
-    }, 'COMMIT');
+    });
     expect(await getUsage(pgPoolOf(db), account.id, now)).toMatchObject({ used: 1, reserved: 0 });
   });
 
