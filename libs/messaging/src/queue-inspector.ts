@@ -33,7 +33,7 @@ export class QueueInspector {
 
   private open(): Promise<{ connection: ChannelModel; channel: Channel }> {
     this.connecting ??= (async () => {
-      const connection = await connect(this.url);
+      const connection = await connect(this.url, { clientProperties: { connection_name: 'gateway queue-inspector' } });
       connection.on('error', () => this.reset());
       connection.on('close', () => this.reset());
       const channel = await connection.createChannel();

@@ -12,6 +12,20 @@ export const RMQ_SOCKET_OPTIONS = {
   reconnectTimeInSeconds: 1,
 };
 
+/**
+ * RMQ_SOCKET_OPTIONS with a name the broker shows for the connection (`connection_name` in its
+ * client properties: `rabbitmqctl list_connections user_provided_name`), so an operator — or a
+ * drill — can tell which process and role holds it.
+ */
+export function namedSocketOptions(connectionName: string): typeof RMQ_SOCKET_OPTIONS & {
+  connectionOptions: { noDelay: boolean; clientProperties: { connection_name: string } };
+} {
+  return {
+    ...RMQ_SOCKET_OPTIONS,
+    connectionOptions: { ...RMQ_SOCKET_OPTIONS.connectionOptions, clientProperties: { connection_name: connectionName } },
+  };
+}
+
 export interface RpcServerSettings {
   prefetchCount?: number;
   /**
@@ -38,7 +52,7 @@ function rmqServerSettings(url: string, queue: string, prefetchCount: number, re
       urls: [url],
       queue,
       queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
-      socketOptions: RMQ_SOCKET_OPTIONS,
+      socketOptions: namedSocketOptions(`rpc-server ${queue}`),
       prefetchCount,
       noAck: !redeliverOnCrash,
       persistent: false,

@@ -2,7 +2,7 @@ import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
 import { InProcessBus } from './in-process.transport';
 import { QueueInspector } from './queue-inspector';
-import { RMQ_SOCKET_OPTIONS } from './rmq.options';
+import { namedSocketOptions } from './rmq.options';
 import { RpcAnswer, RpcClientRmq } from './rpc-client';
 import { timedRpc } from './rpc.metrics';
 
@@ -43,7 +43,8 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
       urls: [url],
       queue,
       queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
-      socketOptions: RMQ_SOCKET_OPTIONS,
+      // The gateway's connection to this service's queue, named for the broker's connection list.
+      socketOptions: namedSocketOptions(`gateway ${queue}`),
       persistent: false,
     });
     this.client.status.subscribe((status) => {

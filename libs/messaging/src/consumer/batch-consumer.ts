@@ -4,7 +4,7 @@ import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-man
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { backoffDelay } from '../backoff';
 import { ChannelSupervision, superviseChannel } from '../channel-supervision';
-import { RMQ_SOCKET_OPTIONS } from '../rmq.options';
+import { namedSocketOptions } from '../rmq.options';
 import { consumerMetrics } from './consumer.metrics';
 import { AckTrackers } from './ack-tracker';
 
@@ -73,7 +73,7 @@ export interface BatchConsumerOptions {
   deadLetter?: DeadLetterOptions;
   /** The pause before a failed batch is requeued, by consecutive failures (default 400 ms doubling to 10 s). */
   retry?: { baseMs: number; maxMs: number };
-  /** Opens the connection. Default: amqp-connection-manager with RMQ_SOCKET_OPTIONS. */
+  /** Opens the connection. Default: amqp-connection-manager with RMQ_SOCKET_OPTIONS, named `consumer <queue>`. */
   connect?: (url: string) => ConsumerConnection;
 }
 
@@ -142,7 +142,7 @@ export class BatchConsumer {
   async start(): Promise<void> {
     this.stopping = false;
     this.stopped = new AbortController();
-    const connect = this.options.connect ?? ((url: string) => amqp.connect([url], RMQ_SOCKET_OPTIONS));
+    const connect = this.options.connect ?? ((url: string) => amqp.connect([url], namedSocketOptions(`consumer ${this.options.queue}`)));
     this.connection = connect(this.options.url);
     this.connection.on('disconnect', ({ err }: { err: unknown }) => this.logger.warn(`broker disconnected: ${errorMessage(err)}`));
     const topology = async (channel: ConfirmChannel) => {
