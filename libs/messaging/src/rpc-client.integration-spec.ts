@@ -84,9 +84,10 @@ describe('RPC client and server over RabbitMQ', () => {
     // The socket fails, as when the broker goes away.
     (manager.connection as unknown as { connection: { stream: { destroy(error: Error): void } } }).connection.stream.destroy(new Error('connection reset'));
     await lost;
-    // Down: a request is refused at once (the gateway answers 503), not left to its timeout.
+    // Down: a request is refused at once (the gateway answers 503), not left to its timeout. The
+    // refusal is @nestjs/microservices' ClientRMQ's, a string rather than an Error.
     const started = Date.now();
-    await expect(client.request('echo.n', { n: 2 }, 4000)).rejects.toBeDefined();
+    await expect(client.request('echo.n', { n: 2 }, 4000)).rejects.toBe('Error: Connection lost. Trying to reconnect...');
     expect(Date.now() - started).toBeLessThan(1000);
     // Back (reconnectTimeInSeconds: 1): requests go out on the new channel.
     let back = false;
