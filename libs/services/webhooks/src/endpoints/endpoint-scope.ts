@@ -38,11 +38,19 @@ export class EndpointScopes {
     private readonly gate: AccountGate,
   ) {}
 
+  change<T>(
+    accountId: string,
+    id: string,
+    rule: NonNullable<AccountRule>,
+    work: (scope: EndpointScope & { plan: Plan }) => Promise<RpcReply<T>>,
+    before?: () => Promise<RpcReply<never> | null>,
+  ): Promise<RpcReply<T>>;
+  change<T>(accountId: string, id: string, rule: null, work: (scope: EndpointScope) => Promise<RpcReply<T>>): Promise<RpcReply<T>>;
   async change<T>(
     accountId: string,
     id: string,
     rule: AccountRule,
-    work: (scope: EndpointScope) => Promise<RpcReply<T>>,
+    work: (scope: EndpointScope & { plan: Plan }) => Promise<RpcReply<T>>,
     before?: () => Promise<RpcReply<never> | null>,
   ): Promise<RpcReply<T>> {
     const uuid = parsePrefixedId(WEBHOOK_ID_PREFIX, id);
@@ -58,7 +66,8 @@ export class EndpointScopes {
       }
       const endpoint = await this.subscriptions.find(tx, accountId, uuid, { lock: true });
       if (!endpoint) return noSuchWebhook(id);
-      return work({ tx, uuid, endpoint, plan });
+      // The overloads pair a null plan with the work that takes none.
+      return work({ tx, uuid, endpoint, plan: plan as Plan });
     });
   }
 }

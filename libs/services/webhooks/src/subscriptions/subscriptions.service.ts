@@ -117,7 +117,7 @@ export class SubscriptionsService {
       const after: SubscriptionInput = { ...before, ...fields };
       const resuming = enabled === true && !row.enabled;
       const pausing = enabled === false && row.enabled;
-      if (resuming && plan) {
+      if (resuming) {
         const allowance = plan.webhookEndpoints;
         const active = await this.subscriptions.count(tx, accountId, { enabledOnly: true, except: uuid });
         if (allowance !== null && active >= allowance) {
