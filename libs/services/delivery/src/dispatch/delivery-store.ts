@@ -59,7 +59,9 @@ const CLAIM_SETTINGS = ['enable_sort = off', 'jit = off'];
 /**
  * The delivery rows are the truth (DESIGN §6): claims, leases, outcomes and the allowance held by
  * attempts in flight all live in `webhook_deliveries`, so any worker can die at any point and the
- * next sweep puts things right.
+ * next sweep puts things right. This class is the worker's unit of work: it composes, in one
+ * transaction each, the statements of `DispatchRepository` (libs/webhook-store, the tables' one
+ * writer) with the usage ledger of libs/accounts and the circuit decisions of `circuit.ts`.
  */
 @Injectable()
 export class DeliveryStore {
