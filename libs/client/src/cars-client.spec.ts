@@ -219,12 +219,16 @@ describe('CarsClient and the burst limit', () => {
   });
 
   it('stops waiting when the caller aborts', async () => {
-    const { fetch } = fakeFetch(BURST);
+    const { fetch, sent } = fakeFetch(BURST);
     const cars = new CarsClient({ baseUrl: 'https://api.example.test', apiKey: 'k', fetch });
     const controller = new AbortController();
     const pending = cars.auctions.search({}, { signal: controller.signal });
-    setTimeout(() => controller.abort(new Error('stop')), 20);
+    // Once the first 429 is in, all that is left is the wait for its Retry-After (1 s, a real timer).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toHaveLength(1);
+    controller.abort(new Error('stop'));
     await expect(pending).rejects.toThrow('stop');
+    expect(sent).toHaveLength(1);
   });
 });
 
