@@ -78,8 +78,8 @@ export interface TransactionOptions {
  * serialization failures. On the client of a transaction the caller holds: a savepoint of it, so a
  * failed `work` undoes only its own statements and the caller's transaction can go on (what a
  * retry after a unique violation relies on); the caller's transaction decides the rest (options
- * apply to new transactions only). Nothing else in product code issues BEGIN, COMMIT or
- * SAVEPOINT (a workspace spec holds it).
+ * apply to new transactions only). Nothing else in product code issues BEGIN, COMMIT, ROLLBACK
+ * or SAVEPOINT, or opens a TypeORM transaction (tests/workspace/one-way-to-the-database.spec.ts).
  */
 export async function withTransaction<T>(
   db: Sql,
