@@ -17,6 +17,8 @@ import {
   resolveWebhookSecretKey,
   startEmbeddedDatabase,
   StandaloneEnv,
+  Startup,
+  StartupStopped,
   WebhooksSettingsEnv,
   writeLocalInstance,
 } from '@cars/runtime';
@@ -33,34 +35,48 @@ import { startIngestEndpoint } from './ingest-endpoint';
  * Quick start: every service in one process. Without DATABASE_URL it embeds PostgreSQL under
  * .data/; without RABBITMQ_URL it carries the same message patterns in-process.
  */
-async function main(): Promise<void> {
+async function main(startup: Startup): Promise<void> {
   const started = Date.now();
   const env = loadEnv(StandaloneEnv);
   collectProcessMetrics();
   const webhooks = loadEnv(WebhooksSettingsEnv);
   const webhookSecretKey = resolveWebhookSecretKey();
   const log = createLogger('standalone', env.LOG_LEVEL);
+  // From the first step on, Ctrl-C stops cleanly: the step in progress ends, what is open closes.
+  onShutdownSignal(
+    async () => {
+      await startup.stop();
+      process.exit(0);
+    },
+    { name: 'standalone', deadlineMs: env.SHUTDOWN_DEADLINE_MS },
+  );
 
-  let stopDatabase: (() => Promise<void>) | undefined;
+  // Registered first, stopped last: everything else uses it.
   let databaseUrl = env.DATABASE_URL;
   if (!databaseUrl) {
-    const embedded = await startEmbeddedDatabase(join(DATA_DIR, 'pg'), env.EMBEDDED_DATABASE_PORT, (m) => log.warn(m));
-    databaseUrl = embedded.url;
-    stopDatabase = embedded.stop;
+    databaseUrl = await startup.step(async () => {
+      const embedded = await startEmbeddedDatabase(join(DATA_DIR, 'pg'), env.EMBEDDED_DATABASE_PORT, (m) => log.warn(m));
+      startup.onStop(embedded.stop);
+      return embedded.url;
+    });
   }
 
   const setup = createDataSource({ url: databaseUrl, poolSize: 4, applicationName: 'standalone-setup' });
-  await setup.initialize();
-  await runMigrations(setup);
+  await startup.step(async () => {
+    await setup.initialize();
+    startup.onStop(() => setup.destroy().catch(() => undefined));
+    await runMigrations(setup);
+  });
 
   const bus = new InProcessBus();
   const messaging: MessagingConfig = env.RABBITMQ_URL
     ? { transport: 'rmq', url: env.RABBITMQ_URL, rpcTimeoutMs: env.RPC_TIMEOUT_MS }
     : { transport: 'in-process', bus, rpcTimeoutMs: env.RPC_TIMEOUT_MS };
+  const url = databaseUrl;
 
   @Module({
     imports: [
-      DatabaseModule.forRoot({ url: databaseUrl, poolSize: env.DATABASE_POOL_SIZE, applicationName: 'standalone' }),
+      DatabaseModule.forRoot({ url, poolSize: env.DATABASE_POOL_SIZE, applicationName: 'standalone' }),
       MessagingModule.forRoot(messaging),
       GatewayModule,
       QueryModule,
@@ -72,11 +88,11 @@ async function main(): Promise<void> {
       }),
       // With a broker: consume observations and relay events like the separate apps do.
       // Without one: the processor serves the loopback ingest endpoint below.
-      ChangeDetectorModule.forRoot(env.RABBITMQ_URL ? { rabbitmqUrl: env.RABBITMQ_URL, databaseUrl } : { databaseUrl }),
+      ChangeDetectorModule.forRoot(env.RABBITMQ_URL ? { rabbitmqUrl: env.RABBITMQ_URL, databaseUrl: url } : { databaseUrl: url }),
       // The database drives the delivery worker; RabbitMQ, when there is one, only wakes it.
       DeliveryModule.forRoot({
         rabbitmqUrl: env.RABBITMQ_URL,
-        databaseUrl,
+        databaseUrl: url,
         secretKeys: webhookSecretKey,
         allowPrivateDestinations: webhooks.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS === 'true',
       }),
@@ -84,19 +100,34 @@ async function main(): Promise<void> {
   })
   class StandaloneModule {}
 
-  const app = await createGatewayApp(StandaloneModule, { logger: new PinoNestLogger(log) });
-  if (env.RABBITMQ_URL) {
-    for (const queue of [Queues.QueryRpc, Queues.StatsRpc, Queues.WebhooksRpc]) {
-      app.connectMicroservice<MicroserviceOptions>(rpcServerOptions(env.RABBITMQ_URL, queue, { redeliverOnCrash: queue !== Queues.WebhooksRpc }));
+  // The application's listeners, consumers and pools close before the setup pool and the database.
+  const app = await startup.step(async () => {
+    const created = await createGatewayApp(StandaloneModule, { logger: new PinoNestLogger(log) });
+    startup.onStop(() => closeGatewayApp(created));
+    return created;
+  });
+  await startup.step(async () => {
+    if (env.RABBITMQ_URL) {
+      for (const queue of [Queues.QueryRpc, Queues.StatsRpc, Queues.WebhooksRpc]) {
+        app.connectMicroservice<MicroserviceOptions>(rpcServerOptions(env.RABBITMQ_URL, queue, { redeliverOnCrash: queue !== Queues.WebhooksRpc }));
+      }
+    } else {
+      app.connectMicroservice<MicroserviceOptions>({ strategy: new InProcessServer(bus) });
     }
-  } else {
-    app.connectMicroservice<MicroserviceOptions>({ strategy: new InProcessServer(bus) });
-  }
-  await app.startAllMicroservices();
+    await app.startAllMicroservices();
+  });
 
-  const data = await prepareData(setup, { loadDemoData: env.LOAD_DEMO_DATA === 'true', log });
-  const ingest = await startIngestEndpoint(app.get(ObservationProcessor), log);
-  await app.listen(env.PORT, env.HOST);
+  const data = await startup.step(async () => {
+    const prepared = await prepareData(setup, { loadDemoData: env.LOAD_DEMO_DATA === 'true', log });
+    startup.onStop(prepared.cancel);
+    return prepared;
+  });
+  const ingest = await startup.step(async () => {
+    const endpoint = await startIngestEndpoint(app.get(ObservationProcessor), log);
+    startup.onStop(endpoint.close);
+    return endpoint;
+  });
+  await startup.step(() => app.listen(env.PORT, env.HOST));
   const baseUrl = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${env.PORT}`;
   writeLocalInstance({ pid: process.pid, databaseUrl, baseUrl, ingestUrl: ingest.url });
 
@@ -115,17 +146,12 @@ async function main(): Promise<void> {
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-
-  const stop = async () => {
-    await data.cancel();
-    await ingest.close();
-    await closeGatewayApp(app);
-    await setup.destroy().catch(() => undefined);
-    await stopDatabase?.();
-    process.exit(0);
-  };
-  onShutdownSignal(stop, { name: 'standalone', deadlineMs: env.SHUTDOWN_DEADLINE_MS });
   await data.background;
 }
 
-main().catch(exitOnBootFailure);
+const startup = new Startup();
+main(startup).catch((error: unknown) => {
+  // A stop during the start finishes on its own (and exits 0).
+  if (error instanceof StartupStopped || startup.stopped) return;
+  exitOnBootFailure(error);
+});

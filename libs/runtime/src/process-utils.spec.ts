@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { Startup, StartupStopped } from './process-utils';
 
 const COMPILED = join(__dirname, '../../../dist/libs/runtime/src/process-utils.js');
 
@@ -41,5 +42,49 @@ describe('onShutdownSignal', () => {
     const result = await runWithStop('fails');
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stderr.trim())).toMatchObject({ level: 'error', msg: 'stopping failed: pool already closed' });
+  });
+});
+
+describe('Startup', () => {
+  /** A step that resolves when told to. */
+  function gate(): { promise: Promise<void>; open: () => void } {
+    let open!: () => void;
+    const promise = new Promise<void>((resolve) => (open = resolve));
+    return { promise, open };
+  }
+
+  it('closes what the steps opened in the reverse order, after the step in progress, and lets no step begin after a stop', async () => {
+    const startup = new Startup();
+    const closed: string[] = [];
+    await startup.step(async () => startup.onStop(async () => void closed.push('database')));
+    const migrations = gate();
+    const running = startup.step(async () => {
+      startup.onStop(async () => void closed.push('pool'));
+      await migrations.promise;
+    });
+    const stopping = startup.stop();
+    // The step in progress is waited for: nothing is closed under it.
+    await Promise.resolve();
+    expect(closed).toEqual([]);
+    migrations.open();
+    await expect(running).rejects.toBeInstanceOf(StartupStopped);
+    await stopping;
+    expect(closed).toEqual(['pool', 'database']);
+    let ran = false;
+    await expect(startup.step(async () => void (ran = true))).rejects.toBeInstanceOf(StartupStopped);
+    expect(ran).toBe(false);
+    expect(startup.stopped).toBe(true);
+  });
+
+  it('still closes what was opened when the step in progress fails', async () => {
+    const startup = new Startup();
+    const closed: string[] = [];
+    await startup.step(async () => startup.onStop(async () => void closed.push('database')));
+    const failing = startup.step(async () => {
+      await Promise.resolve();
+      throw new Error('migration failed');
+    });
+    await Promise.all([expect(failing).rejects.toThrow('migration failed'), startup.stop()]);
+    expect(closed).toEqual(['database']);
   });
 });

@@ -57,3 +57,49 @@ export function onShutdownSignal(
   process.on('SIGTERM', handler);
   process.on('SIGINT', handler);
 }
+
+/** Thrown by `Startup.step` once a stop has been asked for: the start ends there, quietly. */
+export class StartupStopped extends Error {
+  constructor() {
+    super('stopped while starting');
+    this.name = 'StartupStopped';
+  }
+}
+
+/**
+ * A start that a stop may interrupt (Ctrl-C during the quick start's first start): each step of
+ * the start runs through `step`, and what a step opens is handed to `onStop` inside it. A stop
+ * waits for the step in progress, lets no further step begin, and closes what was opened in the
+ * reverse order — listeners and consumers before the pools, the pools before the database.
+ */
+export class Startup {
+  private readonly closers: (() => Promise<void>)[] = [];
+  private current: Promise<unknown> = Promise.resolve();
+  private stopping = false;
+
+  /** Runs one step of the start; throws StartupStopped instead when a stop came first or meanwhile. */
+  async step<T>(work: () => Promise<T>): Promise<T> {
+    if (this.stopping) throw new StartupStopped();
+    const running = work();
+    this.current = running;
+    const value = await running;
+    if (this.stopping) throw new StartupStopped();
+    return value;
+  }
+
+  /** Something to close at the stop: after whatever is registered later, before whatever came earlier. */
+  onStop(close: () => Promise<void>): void {
+    this.closers.push(close);
+  }
+
+  get stopped(): boolean {
+    return this.stopping;
+  }
+
+  /** Waits for the step in progress, then closes everything registered, last first. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.current.catch(() => undefined);
+    while (this.closers.length > 0) await this.closers.pop()!();
+  }
+}
