@@ -12,7 +12,7 @@ const ROOT = join(__dirname, '..', '..');
  * - accounts: libs/accounts, and libs/webhook-store (a plan's endpoint allowance);
  * - api_keys, usage_ledger, account_credentials, account_sessions, email_verification_tokens:
  *   libs/accounts only (the gateway, delivery and webhooks services go through its functions);
- * - instance_state: libs/accounts, apps/standalone;
+ * - instance_state: through libs/persistence's readInstanceState (libs/accounts' demo keys, apps/standalone);
  * - auctions, bids, models: change-detector, query, stats; makes also libs/persistence (the
  *   reference cache) and libs/webhook-store (make waits); make_aliases also libs/webhook-store;
  * - events: change-detector (outbox), libs/webhook-store (fan-out, make waits, retention);
@@ -29,7 +29,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   account_credentials: 'libs/accounts',
   account_sessions: 'libs/accounts',
   email_verification_tokens: 'libs/accounts',
-  instance_state: 'libs/accounts',
+  instance_state: 'libs/persistence',
   auctions: 'libs/services/change-detector',
   bids: 'libs/services/change-detector',
   bid_identities: 'libs/services/change-detector',
@@ -64,7 +64,6 @@ export const SHARED_WRITES: readonly { table: string; writer: string; why: strin
     writer: 'libs/webhook-store',
     why: 'the fan-out marks fanned_out_at in the statement that inserts the deliveries; retention removes events no delivery needs',
   },
-  { table: 'instance_state', writer: 'apps/standalone', why: 'the first start records that the demo data set was loaded' },
 ];
 
 const WRITE = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM|COPY|TRUNCATE(?:\s+TABLE)?)\s+(?:ONLY\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)"?/g;

@@ -1,6 +1,6 @@
 import { ensureDemoAccounts } from '@cars/accounts';
 import { generateObservations } from '@cars/datagen';
-import { pgPoolOf } from '@cars/persistence';
+import { pgPoolOf, readInstanceState, writeInstanceState } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -54,11 +54,8 @@ export async function prepareData(
     ...demo.map((d) => `  ${d.planName.padEnd(width)}  ${d.apiKey}  (${d.monthlyLimit.toLocaleString('en-US')} requests/month)`),
   ];
 
-  const state: { value: string }[] = await dataSource.query(
-    `SELECT value FROM instance_state WHERE name = $1`,
-    [DEMO_DATA],
-  );
-  if (!options.loadDemoData || state.length > 0) {
+  const loaded = await readInstanceState(pgPoolOf(dataSource), DEMO_DATA);
+  if (!options.loadDemoData || loaded !== null) {
     return { messages, background: Promise.resolve(), cancel: () => Promise.resolve() };
   }
 
@@ -75,10 +72,10 @@ export async function prepareData(
         }
       },
     });
-    await dataSource.query(
-      `INSERT INTO instance_state (name, value) VALUES ($1, $2)
-       ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-      [DEMO_DATA, JSON.stringify({ loaded_at: new Date().toISOString(), auctions: result.auctions, bids: result.bids })],
+    await writeInstanceState(
+      pgPoolOf(dataSource),
+      DEMO_DATA,
+      JSON.stringify({ loaded_at: new Date().toISOString(), auctions: result.auctions, bids: result.bids }),
     );
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     options.log.info({ auctions: result.auctions, bids: result.bids, seconds }, 'demo data set loaded');

@@ -5,3 +5,4 @@ export * from './auction-record';
 export * from './pg-listener';
 export * from './pg';
 export * from './read-pool';
+export * from './instance-state';

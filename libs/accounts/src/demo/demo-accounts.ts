@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { firstRow, Sql, withTransaction } from '@cars/persistence';
+import { Sql, withTransaction, writeInstanceState } from '@cars/persistence';
 import { AccountsRepository } from '../accounts/accounts.repository';
 import { deriveApiKey } from '../keys/api-key';
 import { ApiKeysRepository } from '../keys/api-keys.repository';
@@ -40,12 +40,8 @@ export async function ensureDemoAccounts(db: Sql): Promise<DemoAccount[]> {
     const accounts = new AccountsRepository(tx);
     const keys = new ApiKeysRepository(tx);
     await tx.query(`SELECT pg_advisory_xact_lock(${LOCK_ID})`);
-    await tx.query(`INSERT INTO instance_state (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [
-      SECRET_NAME,
-      randomBytes(32).toString('base64'),
-    ]);
-    const stored = await firstRow<{ value: string }>(tx, `SELECT value FROM instance_state WHERE name = $1`, [SECRET_NAME]);
-    const secret = Buffer.from(stored!.value, 'base64');
+    const stored = await writeInstanceState(tx, SECRET_NAME, randomBytes(32).toString('base64'), { ifAbsent: true });
+    const secret = Buffer.from(stored, 'base64');
 
     const demo: DemoAccount[] = [];
     for (const planId of PLAN_IDS) {
