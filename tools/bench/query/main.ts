@@ -9,7 +9,7 @@ import { createVhost } from '@cars/testing';
 import { Pool as PgPool } from 'pg';
 import { booleanFlag, commandLine, integerFlag, numberFlag, parseFlags, stringFlag } from '../common/args';
 import { CpuTally, pidsNamed } from '../common/cpu';
-import { BENCH_DATABASE, prepareDataset } from './dataset';
+import { BENCH_DATABASE, DatasetInfo, prepareDataset } from './dataset';
 import { explain, ExplainedStatement } from './explain';
 import { closedLoop, createClient, openLoop, Recorder, RunResult } from './load-generator';
 import { buildMix, interleave, MixClass } from './mix';
@@ -210,161 +210,210 @@ function cpuTable(gateway: Record<string, number>, bare: Record<string, number>)
   ];
 }
 
+interface ExplainedPath {
+  class: string;
+  path: string;
+  statements: ExplainedStatement[];
+}
+
+/** Plans of every statement of every request variant, and the ones that scan auctions sequentially. */
+async function explainMix(databaseUrl: string, classes: MixClass[]): Promise<{ plans: ExplainedPath[]; seqScans: string[] }> {
+  const pg = new PgPool({ connectionString: databaseUrl, max: 2 });
+  const plans: ExplainedPath[] = [];
+  for (const c of classes) {
+    for (const path of c.paths) plans.push({ class: c.name, path, statements: await explain(pg, path) });
+  }
+  await pg.end();
+  const seqScans = plans.flatMap((p) => p.statements.filter((s) => s.seqScanOnAuctions).map((s) => `${p.path} [${s.label}]`));
+  return { plans, seqScans };
+}
+
+/** The query service and the gateway over RabbitMQ, and the bare server beside them. */
+interface Servers {
+  query?: ChildProcess;
+  gateway?: ChildProcess;
+  bare?: ChildProcess;
+  gatewayUrl: string;
+  bareUrl: string;
+}
+
+async function startServers(databaseUrl: string, servers: Servers): Promise<void> {
+  const rabbitUrl = createVhost(BENCH_DATABASE);
+  const gatewayPort = await freePort();
+  const barePort = await freePort();
+  const dist = join(__dirname, '../../..');
+  servers.query = start(join(dist, 'apps/query/src/main.js'), {
+    DATABASE_URL: databaseUrl,
+    RABBITMQ_URL: rabbitUrl,
+    HEALTH_PORT: '0',
+    DATABASE_POOL_SIZE: '10',
+  });
+  servers.gateway = start(join(dist, 'apps/gateway/src/main.js'), {
+    DATABASE_URL: databaseUrl,
+    RABBITMQ_URL: rabbitUrl,
+    PORT: String(gatewayPort),
+    HOST: '127.0.0.1',
+    METERING_ENABLED: 'false',
+    DATABASE_POOL_SIZE: '2',
+  });
+  servers.bare = start(join(__dirname, 'bare-server.js'), {
+    DATABASE_URL: databaseUrl,
+    PORT: String(barePort),
+    DATABASE_POOL_SIZE: '10',
+  });
+  servers.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  servers.bareUrl = `http://127.0.0.1:${barePort}`;
+}
+
+interface Measurements {
+  gatewayOpen: RunResult;
+  bareOpen: RunResult;
+  gatewayMax: RunResult;
+  bareMax: RunResult;
+  cpu: { gateway: ReturnType<CpuTally['perUnit']>; bare: ReturnType<CpuTally['perUnit']> };
+}
+
+/**
+ * Warm-up, then the open loop and the closed loop, gateway and bare alternating in slices of
+ * SLICE seconds (the machine is shared: both see the same background load); CPU per request of
+ * the closed loop.
+ */
+async function measure(options: Options, databaseUrl: string, classes: MixClass[], servers: Servers): Promise<Measurements> {
+  const { gateway, query, bare, gatewayUrl, bareUrl } = servers;
+  const activity = new PgPool({ connectionString: databaseUrl, max: 1, application_name: 'bench-query' });
+  const pick = (all: Map<string, number[]>, names: string[]) => names.flatMap((n) => all.get(n) ?? []);
+  const gatewayCpu = new CpuTally(async () => ({
+    gateway: [gateway!.pid!],
+    query: [query!.pid!],
+    postgres: pick(await backends(activity, BENCH_DATABASE), GATEWAY_BACKENDS),
+    rabbitmq: pidsNamed('beam.smp'),
+  }));
+  const bareCpu = new CpuTally(async () => ({
+    bare: [bare!.pid!],
+    postgres: pick(await backends(activity, BENCH_DATABASE), BARE_BACKENDS),
+  }));
+  await waitReady(`${gatewayUrl}/auctions?limit=1`, gateway!, 'gateway + query service');
+  await waitReady(`${bareUrl}/auctions?limit=1`, bare!, 'bare server');
+  log(`gateway ${gatewayUrl} (query service over RabbitMQ), bare ${bareUrl}; load average ${load()}`);
+
+  const mix = interleave(classes);
+  const gatewayClient = createClient(gatewayUrl);
+  const bareClient = createClient(bareUrl);
+  const distinct = [...new Set(mix.map((r) => r.path))].map((path) => ({ name: 'warm-up', path }));
+  // Warm-up: each request once (the first count of a filter set is the uncached one), then a short run.
+  for (const r of distinct) {
+    await gatewayClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
+    await bareClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
+  }
+  const order = classes.map((c) => c.name);
+  await openLoop(gatewayClient, mix, options.rate, 5, new Recorder(order));
+  await openLoop(bareClient, mix, options.rate, 5, new Recorder(order));
+
+  const slices = Math.max(1, Math.round(options.seconds / SLICE));
+  log(`open loop at ${options.rate} req/s, ${slices} × ${SLICE} s each, alternating (load average ${load()})`);
+  const gatewayOpenRec = new Recorder(order);
+  const bareOpenRec = new Recorder(order);
+  for (let i = 0, g = 0, b = 0; i < slices; i += 1) {
+    g = await openLoop(gatewayClient, mix, options.rate, SLICE, gatewayOpenRec, g);
+    b = await openLoop(bareClient, mix, options.rate, SLICE, bareOpenRec, b);
+  }
+  const throughputSlices = Math.max(1, Math.round(options.throughputSeconds / SLICE));
+  log(`closed loop, ${options.concurrency} callers, ${throughputSlices} × ${SLICE} s each, alternating (load average ${load()})`);
+  const gatewayMaxRec = new Recorder(order);
+  const bareMaxRec = new Recorder(order);
+  for (let i = 0, g = 0, b = 0; i < throughputSlices; i += 1) {
+    await gatewayCpu.start();
+    g = await closedLoop(gatewayClient, mix, options.concurrency, SLICE, gatewayMaxRec, g);
+    await gatewayCpu.stop();
+    await bareCpu.start();
+    b = await closedLoop(bareClient, mix, options.concurrency, SLICE, bareMaxRec, b);
+    await bareCpu.stop();
+  }
+  await activity.end();
+  const [gatewayOpen, bareOpen, gatewayMax, bareMax] = [gatewayOpenRec, bareOpenRec, gatewayMaxRec, bareMaxRec].map((r) => r.result());
+  const cpu = { gateway: gatewayCpu.perUnit(gatewayMax.total), bare: bareCpu.perUnit(bareMax.total) };
+  await gatewayClient.close();
+  await bareClient.close();
+  return { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu };
+}
+
+/** The tables, the targets and the JSON line on standard output; the exit code (1: a target missed). */
+function report(
+  options: Options,
+  dataset: DatasetInfo,
+  mix: { classes: MixClass[]; notes: string[] },
+  explained: { plans: ExplainedPath[]; seqScans: string[] },
+  m: Measurements,
+): number {
+  const { classes, notes } = mix;
+  const { plans, seqScans } = explained;
+  const { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu } = m;
+  const out: string[] = [];
+  out.push(
+    `Query benchmark: ${dataset.auctions} auctions (${dataset.live} live), ${dataset.bids} bids; ` +
+      `${cpus().length} CPUs; load average at the end ${load()} (machine shared with other work)`,
+  );
+  out.push('', 'Request mix:');
+  for (const c of classes) out.push(`  ${c.name.padEnd(20)} ${c.description}: ${c.paths.join('  ')}`);
+  for (const note of notes) out.push(`  · ${note}`);
+  out.push(
+    '',
+    `Latency in ms at ${options.rate} req/s (open loop, ${options.seconds} s each in alternating ${SLICE} s slices, from the scheduled send time):`,
+  );
+  out.push(...latencyTable(classes, gatewayOpen, bareOpen));
+  out.push('', `Maximum throughput (closed loop, ${options.concurrency} callers, ${options.throughputSeconds} s each in alternating ${SLICE} s slices):`);
+  out.push(...throughputTable(classes, gatewayMax, bareMax));
+  out.push('', `CPU per request in the closed loop (µs, user + system, from /proc; PostgreSQL: the run's own backends):`);
+  out.push(...cpuTable(cpu.gateway, cpu.bare));
+  out.push('', 'Statements per request (EXPLAIN ANALYZE; "count (uncached)" is what a count-cache miss costs):');
+  for (const p of plans) {
+    const timings = p.statements.map((s) => `${s.label} ${s.ms.toFixed(2)} ms${s.seqScanOnAuctions ? ' SEQ SCAN' : ''}`).join(', ');
+    out.push(`  ${p.class.padEnd(20)} ${p.path}\n  ${''.padEnd(20)} ${timings}`);
+    if (options.plans) for (const s of p.statements) out.push(`--- ${s.label}\n${s.plan}`);
+  }
+  const failures = [...gatewayOpen.failures, ...gatewayMax.failures, ...bareOpen.failures, ...bareMax.failures];
+  if (failures.length) out.push('', 'Unexpected answers:', ...failures.map((f) => `  ${f}`));
+
+  const missed = gatewayOpen.classes.filter((c) => c.p99 > P99_TARGET_MS || c.errors > 0).map((c) => c.name);
+  const ratio = gatewayMax.throughput / bareMax.throughput;
+  out.push('');
+  out.push(`p99 ≤ ${P99_TARGET_MS} ms at ${options.rate} req/s, every class: ${missed.length ? `MISSED (${missed.join(', ')})` : 'ok'}`);
+  out.push(`gateway/bare throughput ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}): ${ratio >= RATIO_TARGET ? 'ok' : 'MISSED'}`);
+  out.push(`sequential scans of auctions: ${seqScans.length ? seqScans.join('; ') : 'none'}`);
+  console.log(out.join('\n'));
+  console.log(
+    JSON.stringify({
+      dataset,
+      rate: options.rate,
+      gateway: { open: gatewayOpen, max: gatewayMax },
+      bare: { open: bareOpen, max: bareMax },
+      ratio,
+      cpu,
+      seqScans,
+      load: loadavg(),
+    }),
+  );
+  return missed.length === 0 && ratio >= RATIO_TARGET && seqScans.length === 0 ? 0 : 1;
+}
+
 async function main(): Promise<number> {
   const options = commandLine('bench:query', USAGE, parseOptions);
   log(`${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load average ${load()}`);
   const dataset = await prepareDataset(options);
 
   const db = await createDataSource({ url: dataset.databaseUrl, poolSize: 2, applicationName: 'bench-query' }).initialize();
-  const { classes, notes } = await buildMix(db);
+  const mix = await buildMix(db);
   await db.destroy();
-  for (const note of notes) log(`mix: ${note}`);
+  for (const note of mix.notes) log(`mix: ${note}`);
+  const explained = await explainMix(dataset.databaseUrl, mix.classes);
 
-  // Plans of every statement of every request variant.
-  const pg = new PgPool({ connectionString: dataset.databaseUrl, max: 2 });
-  const plans: { class: string; path: string; statements: ExplainedStatement[] }[] = [];
-  for (const c of classes) {
-    for (const path of c.paths) plans.push({ class: c.name, path, statements: await explain(pg, path) });
-  }
-  await pg.end();
-  const seqScans = plans.flatMap((p) => p.statements.filter((s) => s.seqScanOnAuctions).map((s) => `${p.path} [${s.label}]`));
-
-  const rabbitUrl = createVhost(BENCH_DATABASE);
-  const gatewayPort = await freePort();
-  const barePort = await freePort();
-  const dist = join(__dirname, '../../..');
-  let query: ChildProcess | undefined;
-  let gateway: ChildProcess | undefined;
-  let bare: ChildProcess | undefined;
+  const servers: Servers = { gatewayUrl: '', bareUrl: '' };
   try {
-    query = start(join(dist, 'apps/query/src/main.js'), {
-      DATABASE_URL: dataset.databaseUrl,
-      RABBITMQ_URL: rabbitUrl,
-      HEALTH_PORT: '0',
-      DATABASE_POOL_SIZE: '10',
-    });
-    gateway = start(join(dist, 'apps/gateway/src/main.js'), {
-      DATABASE_URL: dataset.databaseUrl,
-      RABBITMQ_URL: rabbitUrl,
-      PORT: String(gatewayPort),
-      HOST: '127.0.0.1',
-      METERING_ENABLED: 'false',
-      DATABASE_POOL_SIZE: '2',
-    });
-    bare = start(join(__dirname, 'bare-server.js'), {
-      DATABASE_URL: dataset.databaseUrl,
-      PORT: String(barePort),
-      DATABASE_POOL_SIZE: '10',
-    });
-    const activity = new PgPool({ connectionString: dataset.databaseUrl, max: 1, application_name: 'bench-query' });
-    const pick = (all: Map<string, number[]>, names: string[]) => names.flatMap((n) => all.get(n) ?? []);
-    const gatewayCpu = new CpuTally(async () => ({
-      gateway: [gateway!.pid!],
-      query: [query!.pid!],
-      postgres: pick(await backends(activity, BENCH_DATABASE), GATEWAY_BACKENDS),
-      rabbitmq: pidsNamed('beam.smp'),
-    }));
-    const bareCpu = new CpuTally(async () => ({
-      bare: [bare!.pid!],
-      postgres: pick(await backends(activity, BENCH_DATABASE), BARE_BACKENDS),
-    }));
-    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-    const bareUrl = `http://127.0.0.1:${barePort}`;
-    await waitReady(`${gatewayUrl}/auctions?limit=1`, gateway, 'gateway + query service');
-    await waitReady(`${bareUrl}/auctions?limit=1`, bare, 'bare server');
-    log(`gateway ${gatewayUrl} (query service over RabbitMQ), bare ${bareUrl}; load average ${load()}`);
-
-    const mix = interleave(classes);
-    const gatewayClient = createClient(gatewayUrl);
-    const bareClient = createClient(bareUrl);
-    const distinct = [...new Set(mix.map((r) => r.path))].map((path) => ({ name: 'warm-up', path }));
-    // Warm-up: each request once (the first count of a filter set is the uncached one), then a short run.
-    for (const r of distinct) {
-      await gatewayClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
-      await bareClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
-    }
-    const order = classes.map((c) => c.name);
-    await openLoop(gatewayClient, mix, options.rate, 5, new Recorder(order));
-    await openLoop(bareClient, mix, options.rate, 5, new Recorder(order));
-
-    // The machine is shared: gateway and bare alternate in slices of SLICE seconds, so both see
-    // the same background load.
-    const slices = Math.max(1, Math.round(options.seconds / SLICE));
-    log(`open loop at ${options.rate} req/s, ${slices} × ${SLICE} s each, alternating (load average ${load()})`);
-    const gatewayOpenRec = new Recorder(order);
-    const bareOpenRec = new Recorder(order);
-    for (let i = 0, g = 0, b = 0; i < slices; i += 1) {
-      g = await openLoop(gatewayClient, mix, options.rate, SLICE, gatewayOpenRec, g);
-      b = await openLoop(bareClient, mix, options.rate, SLICE, bareOpenRec, b);
-    }
-    const throughputSlices = Math.max(1, Math.round(options.throughputSeconds / SLICE));
-    log(`closed loop, ${options.concurrency} callers, ${throughputSlices} × ${SLICE} s each, alternating (load average ${load()})`);
-    const gatewayMaxRec = new Recorder(order);
-    const bareMaxRec = new Recorder(order);
-    for (let i = 0, g = 0, b = 0; i < throughputSlices; i += 1) {
-      await gatewayCpu.start();
-      g = await closedLoop(gatewayClient, mix, options.concurrency, SLICE, gatewayMaxRec, g);
-      await gatewayCpu.stop();
-      await bareCpu.start();
-      b = await closedLoop(bareClient, mix, options.concurrency, SLICE, bareMaxRec, b);
-      await bareCpu.stop();
-    }
-    await activity.end();
-    const [gatewayOpen, bareOpen, gatewayMax, bareMax] = [gatewayOpenRec, bareOpenRec, gatewayMaxRec, bareMaxRec].map((r) =>
-      r.result(),
-    );
-    const cpu = { gateway: gatewayCpu.perUnit(gatewayMax.total), bare: bareCpu.perUnit(bareMax.total) };
-    await gatewayClient.close();
-    await bareClient.close();
-
-    const out: string[] = [];
-    out.push(
-      `Query benchmark: ${dataset.auctions} auctions (${dataset.live} live), ${dataset.bids} bids; ` +
-        `${cpus().length} CPUs; load average at the end ${load()} (machine shared with other work)`,
-    );
-    out.push('', 'Request mix:');
-    for (const c of classes) out.push(`  ${c.name.padEnd(20)} ${c.description}: ${c.paths.join('  ')}`);
-    for (const note of notes) out.push(`  · ${note}`);
-    out.push(
-      '',
-      `Latency in ms at ${options.rate} req/s (open loop, ${options.seconds} s each in alternating ${SLICE} s slices, from the scheduled send time):`,
-    );
-    out.push(...latencyTable(classes, gatewayOpen, bareOpen));
-    out.push('', `Maximum throughput (closed loop, ${options.concurrency} callers, ${options.throughputSeconds} s each in alternating ${SLICE} s slices):`);
-    out.push(...throughputTable(classes, gatewayMax, bareMax));
-    out.push('', `CPU per request in the closed loop (µs, user + system, from /proc; PostgreSQL: the run's own backends):`);
-    out.push(...cpuTable(cpu.gateway, cpu.bare));
-    out.push('', 'Statements per request (EXPLAIN ANALYZE; "count (uncached)" is what a count-cache miss costs):');
-    for (const p of plans) {
-      const timings = p.statements.map((s) => `${s.label} ${s.ms.toFixed(2)} ms${s.seqScanOnAuctions ? ' SEQ SCAN' : ''}`).join(', ');
-      out.push(`  ${p.class.padEnd(20)} ${p.path}\n  ${''.padEnd(20)} ${timings}`);
-      if (options.plans) for (const s of p.statements) out.push(`--- ${s.label}\n${s.plan}`);
-    }
-    const failures = [...gatewayOpen.failures, ...gatewayMax.failures, ...bareOpen.failures, ...bareMax.failures];
-    if (failures.length) out.push('', 'Unexpected answers:', ...failures.map((f) => `  ${f}`));
-
-    const missed = gatewayOpen.classes.filter((c) => c.p99 > P99_TARGET_MS || c.errors > 0).map((c) => c.name);
-    const ratio = gatewayMax.throughput / bareMax.throughput;
-    out.push('');
-    out.push(`p99 ≤ ${P99_TARGET_MS} ms at ${options.rate} req/s, every class: ${missed.length ? `MISSED (${missed.join(', ')})` : 'ok'}`);
-    out.push(`gateway/bare throughput ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}): ${ratio >= RATIO_TARGET ? 'ok' : 'MISSED'}`);
-    out.push(`sequential scans of auctions: ${seqScans.length ? seqScans.join('; ') : 'none'}`);
-    console.log(out.join('\n'));
-    console.log(
-      JSON.stringify({
-        dataset,
-        rate: options.rate,
-        gateway: { open: gatewayOpen, max: gatewayMax },
-        bare: { open: bareOpen, max: bareMax },
-        ratio,
-        cpu,
-        seqScans,
-        load: loadavg(),
-      }),
-    );
-    return missed.length === 0 && ratio >= RATIO_TARGET && seqScans.length === 0 ? 0 : 1;
+    await startServers(dataset.databaseUrl, servers);
+    const measured = await measure(options, dataset.databaseUrl, mix.classes, servers);
+    return report(options, dataset, mix, explained, measured);
   } finally {
-    await Promise.all([stop(gateway), stop(query), stop(bare)]);
+    await Promise.all([stop(servers.gateway), stop(servers.query), stop(servers.bare)]);
   }
 }
 
