@@ -6,6 +6,7 @@ import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { migrateAndLoadReference, ObservationProcessor } from '@cars/service-change-detector';
 import { generateMasterKey, generateSigningSecret, SecretCipher, webhookHeaders } from '@cars/signing';
 import { createDatabase, dropDatabase } from '@cars/testing';
+import { DataSource } from 'typeorm';
 import { Pool } from 'undici';
 import { ownCpuMs, processesCpuMs } from '../common/cpu';
 import { commandLine, integerFlag, numberFlag, parseFlags } from '../common/args';
@@ -83,7 +84,8 @@ async function baseline(receiver: Receiver, body: string, secret: string): Promi
   return N / elapsed;
 }
 
-async function main(): Promise<void> {
+/** A database of its own (migrated, reference loaded), the receiver, and one subscription to it. */
+async function setUp(): Promise<{ url: string; db: DataSource; receiver: Receiver; masterKey: string; secret: string }> {
   await dropDatabase(NAME).catch(() => undefined);
   const url = await createDatabase(NAME);
   const db = await createDataSource({ url, poolSize: 4 }).initialize();
@@ -98,18 +100,23 @@ async function main(): Promise<void> {
      VALUES ($1, $2, '{auction.ended,auction.created}', $3, $4)`,
     [account.id, receiver.url, sealed.ciphertext, sealed.keyId],
   );
-  const sample = JSON.stringify(buildEventEnvelope('auction.ended', { auction: { id: '1', title: '1973 Porsche 911 Carrera RS' }, changes: {} } as never, new Date()));
+  return { url, db, receiver, masterKey, secret };
+}
 
+/** The bare undici loop's rate and CPU per request: what the worker is compared with. */
+async function measureBaseline(receiver: Receiver, secret: string): Promise<{ bare: number; bareCpu: CpuShare }> {
+  const sample = JSON.stringify(buildEventEnvelope('auction.ended', { auction: { id: '1', title: '1973 Porsche 911 Carrera RS' }, changes: {} } as never, new Date()));
   const { result: bare, cpu: bareCpu } = await measuringCpu(() => N, () => baseline(receiver, sample, secret));
   process.stdout.write(
     `baseline: bare undici keep-alive POST loop (${CONNECTIONS} connections): ${bare.toFixed(0)} requests/s; ` +
       `CPU per request: this process (client + receiver) ${bareCpu.own.toFixed(0)} µs\n`,
   );
+  return { bare, bareCpu };
+}
 
-  const worker = await startDeliveryWorker(url, masterKey);
-
-  // Throughput: N events committed at once.
-  const before = receiver.count;
+/** Throughput: N events committed at once; the worker's rate over the baseline's. */
+async function measureThroughput(db: DataSource, receiver: Receiver, before: number, baselineRun: { bare: number; bareCpu: CpuShare }): Promise<number> {
+  const { bare, bareCpu } = baselineRun;
   const events = Array.from({ length: N }, (_, i) =>
     buildEventEnvelope('auction.ended', { auction: { id: String(i + 1), title: '1973 Porsche 911 Carrera RS' }, changes: {} } as never, new Date()),
   );
@@ -131,9 +138,20 @@ async function main(): Promise<void> {
       `  CPU per delivery: this process (worker + receiver) ${cpu.own.toFixed(0)} µs, PostgreSQL ${cpu.database.toFixed(0)} µs ` +
       `(bare loop: ${bareCpu.own.toFixed(0)} µs); ${cores} cores at that cost allow ≈ ${bound.toFixed(0)} deliveries/s\n`,
   );
+  return ratio;
+}
 
-  // The whole path's maximum: a burst of observations through consumer-like batches, timed from
-  // the first hand-over to the last receipt.
+/** Observations handed to consumer-like batches, and when each one's batch committed. */
+interface WholePath {
+  batcher: ConsumerLikeBatches;
+  committedAt: Map<string, number>;
+}
+
+/**
+ * The whole path's maximum: a burst of observations through consumer-like batches, timed from
+ * the first hand-over to the last receipt.
+ */
+async function measureWholePath(db: DataSource, receiver: Receiver, expected: number): Promise<WholePath & { wholeRate: number }> {
   const processor = new ObservationProcessor(db);
   const committedAt = new Map<string, number>();
   const batcher = new ConsumerLikeBatches(processor, (observation) => committedAt.set(observation.source_auction_id, performance.now()));
@@ -141,52 +159,55 @@ async function main(): Promise<void> {
   const burstStart = performance.now();
   for (let i = 0; i < warm; i += 1) batcher.submit(observation(1_000_000 + i));
   await batcher.idle();
-  const burstDone = await until(receiver, before + N + warm);
+  const burstDone = await until(receiver, expected + warm);
   const wholeRate = warm / ((burstDone - burstStart) / 1000);
   process.stdout.write(`whole path (observations in consumer-like batches → deliveries): ${wholeRate.toFixed(0)} observations delivered/s at most\n`);
+  return { batcher, committedAt, wholeRate };
+}
 
-  /** Observations at `target`/s for SECONDS (ids from `first`), each delivery's latency. */
-  const latencyAt = async (target: number, first: number) => {
-    const interval = 1000 / target;
-    const sent = new Map<string, number>();
-    const latencies: number[] = [];
-    const afterCommit: number[] = [];
-    const total = Math.min(Math.floor(target * SECONDS), 20_000);
-    const received = receiver.count;
-    const startedAt = performance.now();
-    for (let i = first; i < first + total; i += 1) {
-      const due = startedAt + (i - first) * interval;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-      sent.set(`bench-${i}`, performance.now());
-      batcher.submit(observation(i));
-    }
-    await batcher.idle();
-    await until(receiver, received + total);
-    const achieved = total / ((performance.now() - startedAt) / 1000);
-    const rows: { id: string; sid: string }[] = await db.query(
-      `SELECT e.id, a.source_auction_id AS sid FROM events e JOIN auctions a ON a.id = e.auction_id WHERE e.type = 'auction.created'`,
-    );
-    for (const row of rows) {
-      const arrived = receiver.arrivals.get(row.id);
-      const handed = sent.get(row.sid);
-      if (arrived !== undefined && handed !== undefined) latencies.push(arrived - handed);
-      const commit = committedAt.get(row.sid);
-      if (arrived !== undefined && commit !== undefined && handed !== undefined) afterCommit.push(arrived - commit);
-    }
-    return { target, total, achieved, samples: latencies.length, handedOver: summarize(latencies), afterCommit: summarize(afterCommit) };
-  };
+/** Observations at `target`/s for SECONDS (ids from `first`), each delivery's latency. */
+async function latencyAt(db: DataSource, receiver: Receiver, path: WholePath, target: number, first: number) {
+  const { batcher, committedAt } = path;
+  const interval = 1000 / target;
+  const sent = new Map<string, number>();
+  const latencies: number[] = [];
+  const afterCommit: number[] = [];
+  const total = Math.min(Math.floor(target * SECONDS), 20_000);
+  const received = receiver.count;
+  const startedAt = performance.now();
+  for (let i = first; i < first + total; i += 1) {
+    const due = startedAt + (i - first) * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    sent.set(`bench-${i}`, performance.now());
+    batcher.submit(observation(i));
+  }
+  await batcher.idle();
+  await until(receiver, received + total);
+  const achieved = total / ((performance.now() - startedAt) / 1000);
+  const rows: { id: string; sid: string }[] = await db.query(
+    `SELECT e.id, a.source_auction_id AS sid FROM events e JOIN auctions a ON a.id = e.auction_id WHERE e.type = 'auction.created'`,
+  );
+  for (const row of rows) {
+    const arrived = receiver.arrivals.get(row.id);
+    const handed = sent.get(row.sid);
+    if (arrived !== undefined && handed !== undefined) latencies.push(arrived - handed);
+    const commit = committedAt.get(row.sid);
+    if (arrived !== undefined && commit !== undefined && handed !== undefined) afterCommit.push(arrived - commit);
+  }
+  return { target, total, achieved, samples: latencies.length, handedOver: summarize(latencies), afterCommit: summarize(afterCommit) };
+}
 
-  // Latency at 80 % of that maximum (the goal), and at 10 % (what a lightly loaded path gives).
+/** Latency at 80 % of the whole path's maximum (the goal), and at 10 % (what a lightly loaded path gives). */
+async function measureLatency(db: DataSource, receiver: Receiver, path: WholePath & { wholeRate: number }): Promise<{ p50: number; p99: number }> {
   let offset = 0;
   const measure = async (fraction: number) => {
-    const result = await latencyAt(Math.max(1, Math.floor(wholeRate * fraction)), offset);
+    const result = await latencyAt(db, receiver, path, Math.max(1, Math.floor(path.wholeRate * fraction)), offset);
     offset += result.total;
     return result;
   };
   const loaded = await measure(0.8);
   const light = await measure(0.1);
-  const { p50, p99 } = loaded.handedOver;
   for (const [label, run] of [['80 %', loaded], ['10 %', light]] as const) {
     process.stdout.write(
       `latency at ${label} of the maximum, observation handed over → receiver's first byte, ${run.target}/s target (${run.achieved.toFixed(0)}/s achieved, ${run.samples} samples): ` +
@@ -194,19 +215,35 @@ async function main(): Promise<void> {
         `  of which after the observation's commit (fan-out, claim, sign, send): p50 ${run.afterCommit.p50.toFixed(1)} ms, p99 ${run.afterCommit.p99.toFixed(1)} ms\n`,
     );
   }
+  return loaded.handedOver;
+}
 
-  // Every delivery recorded, each at its first attempt, and nothing sent twice.
+/** Every delivery recorded, each at its first attempt, and nothing sent twice. */
+async function checkRecorded(db: DataSource, receiver: Receiver, before: number): Promise<boolean> {
   const [check] = await db.query(
     `SELECT count(*) FILTER (WHERE status = 'succeeded' AND attempts = 1)::int AS ok, count(*)::int AS total FROM webhook_deliveries`,
   );
   const sentTotal = receiver.count - before;
   process.stdout.write(`recorded: ${check.ok} of ${check.total} deliveries succeeded at the first attempt; ${sentTotal} requests received\n`);
+  return check.ok === check.total && sentTotal === check.total;
+}
+
+async function main(): Promise<void> {
+  const { url, db, receiver, masterKey, secret } = await setUp();
+  const baselineRun = await measureBaseline(receiver, secret);
+  const worker = await startDeliveryWorker(url, masterKey);
+  const before = receiver.count;
+  const ratio = await measureThroughput(db, receiver, before, baselineRun);
+  const path = await measureWholePath(db, receiver, before + N);
+  const { p50, p99 } = await measureLatency(db, receiver, path);
+  const recorded = await checkRecorded(db, receiver, before);
+
   await worker.close();
   await db.destroy();
   await new Promise((resolve) => setTimeout(resolve, 200)); // the pools' connections finish closing
   receiver.server.close();
   await dropDatabase(NAME);
-  const ok = ratio >= 0.8 && p50 <= 20 && p99 <= 100 && check.ok === check.total && sentTotal === check.total;
+  const ok = ratio >= 0.8 && p50 <= 20 && p99 <= 100 && recorded;
   process.exit(ok ? 0 : 1);
 }
 
