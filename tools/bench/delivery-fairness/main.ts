@@ -8,7 +8,7 @@ import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/si
 import { createDatabase, dropDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
 import { commandLine, integerFlag, parseFlags } from '../common/args';
-import { ConsumerLikeBatches, insertEvents, observation, startDeliveryWorker, startReceiver } from '../common/delivery-path';
+import { ConsumerLikeBatches, insertEvents, observation, Receiver, startDeliveryWorker, startReceiver } from '../common/delivery-path';
 import { percentile } from '../common/latency';
 
 /**
@@ -104,15 +104,20 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
   return check();
 }
 
-async function main(): Promise<void> {
+type Hanging = Awaited<ReturnType<typeof startHanging>>;
+type Sealed = { ciphertext: string; keyId: string };
+
+/** A database of its own, migrated, reference loaded. */
+async function setUp(): Promise<{ url: string; db: DataSource }> {
   await dropDatabase(NAME).catch(() => undefined);
   const url = await createDatabase(NAME);
   const db = await createDataSource({ url, poolSize: 4 }).initialize();
   await migrateAndLoadReference(db);
-  const masterKey = generateMasterKey();
-  const sealed = SecretCipher.fromEnv(masterKey).encrypt(generateSigningSecret());
+  return { url, db };
+}
 
-  // The noisy account: hanging and refusing endpoints, and a backlog of events for them.
+/** The noisy account: hanging and refusing endpoints, and a backlog of events for them. */
+async function noisyBacklog(db: DataSource, sealed: Sealed): Promise<{ hanging: Hanging[]; failing: { id: string; kind: 'hanging' | 'refusing' }[] }> {
   const { account: noisy } = await createAccount(pgPoolOf(db), { email: 'noisy@example.test', plan: '100k', emailVerified: true });
   const hanging = await Promise.all(Array.from({ length: options.hanging }, startHanging));
   const failing: { id: string; kind: 'hanging' | 'refusing' }[] = [];
@@ -122,7 +127,11 @@ async function main(): Promise<void> {
     buildEventEnvelope('auction.created', { auction: { id: String(i + 1), title: '1973 Porsche 911 Carrera RS' } } as never, new Date()),
   );
   await insertEvents(db, backlog);
-  const worker = await startDeliveryWorker(url, masterKey);
+  return { hanging, failing };
+}
+
+/** Until the backlog is fanned out to every failing endpoint. */
+async function waitForFanOut(db: DataSource, failing: unknown[]): Promise<void> {
   const fannedOut = options.events * failing.length;
   const startedAt = performance.now();
   await waitFor(async () => (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries`))[0].n >= fannedOut, 120_000);
@@ -130,12 +139,13 @@ async function main(): Promise<void> {
     `backlog: ${options.events} events fanned out to ${failing.length} failing endpoints (${options.hanging} hanging, ` +
       `${options.refusing} refusing) = ${fannedOut} deliveries in ${((performance.now() - startedAt) / 1000).toFixed(1)} s\n`,
   );
+}
 
-  // The healthy endpoint of a third account, subscribed now: it receives only what follows.
-  const receiver = await startReceiver();
-  const { account: healthy } = await createAccount(pgPoolOf(db), { email: 'healthy@example.test', plan: '100k', emailVerified: true });
-  const healthyId = await subscribe(db, healthy.id, receiver.url, sealed);
-
+/**
+ * Observations at the rate for the healthy endpoint (of a third account, subscribed now: it
+ * receives only what follows); each delivery's latency from the hand-over and from the commit.
+ */
+async function healthyLatency(db: DataSource, receiver: Receiver): Promise<{ p99: number; missing: number }> {
   const processor = new ObservationProcessor(db);
   const committedAt = new Map<string, number>();
   const batcher = new ConsumerLikeBatches(processor, (o) => committedAt.set(o.source_auction_id, performance.now()));
@@ -177,8 +187,11 @@ async function main(): Promise<void> {
       `  of which after the observation's commit (fan-out, claim, sign, send): p50 ${percentile(afterCommit, 50).toFixed(1)} ms, ` +
       `p99 ${percentile(afterCommit, 99).toFixed(1)} ms\n`,
   );
+  return { p99, missing };
+}
 
-  // What the failing endpoints cost: attempts made, and their circuits where the schema has them.
+/** What the failing endpoints cost: attempts made, and their circuits where the schema has them. */
+async function failingCost(db: DataSource, failing: { id: string; kind: 'hanging' | 'refusing' }[], hanging: Hanging[]): Promise<void> {
   const [{ exists: circuits }] = await db.query(
     `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_name = 'webhook_subscriptions' AND column_name = 'circuit_state') AS exists`,
   );
@@ -204,6 +217,21 @@ async function main(): Promise<void> {
     );
   }
   if (hanging.length > 0) process.stdout.write(`connections the hanging endpoints accepted: ${hanging.reduce((a, h) => a + h.connections, 0)}\n`);
+}
+
+async function main(): Promise<void> {
+  const { url, db } = await setUp();
+  const masterKey = generateMasterKey();
+  const sealed = SecretCipher.fromEnv(masterKey).encrypt(generateSigningSecret());
+  const { hanging, failing } = await noisyBacklog(db, sealed);
+  const worker = await startDeliveryWorker(url, masterKey);
+  await waitForFanOut(db, failing);
+
+  const receiver = await startReceiver();
+  const { account: healthy } = await createAccount(pgPoolOf(db), { email: 'healthy@example.test', plan: '100k', emailVerified: true });
+  const healthyId = await subscribe(db, healthy.id, receiver.url, sealed);
+  const { p99, missing } = await healthyLatency(db, receiver);
+  await failingCost(db, failing, hanging);
   const [healthyState] = await db.query(
     `SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS ok, count(*)::int AS total FROM webhook_deliveries WHERE subscription_id = $1`,
     [healthyId],
