@@ -137,8 +137,8 @@ describe('the broker drops the gateway connections under load', () => {
       expect(recoveredAt - droppedAt).toBeLessThan(RECOVERY_DEADLINE_MS);
       // The drop was felt (the gateway reconnects after a second): the gap's requests got 503.
       expect(during.filter((o) => o.status === 503).length).toBeGreaterThan(0);
-      // Nest's RMQ client logs the disconnect itself (at error level); what must never show is a crash.
-      expect(gateway.output().split('\n').filter((line) => /"level":"fatal"|Unhandled|node:events|^\s+at /.test(line))).toEqual([]);
+      // A drop it recovers from is a warning; no error line, no crash.
+      expect(gateway.output().split('\n').filter((line) => /"level":"(error|fatal)"|Unhandled|node:events|^\s+at /.test(line))).toEqual([]);
       // What the drill measured, for the record.
       const gap = during.filter((o) => o.status === 503);
       process.stdout.write(

@@ -19,6 +19,18 @@ export class RpcTimeoutError extends Error {
 }
 
 /**
+ * Nest's RMQ client logs a lost broker connection at error level (two lines: "Disconnected from
+ * RMQ. Trying to reconnect." and the broker's reason). The client reconnects by itself and the
+ * requests of the gap end with 503 (see tests/api/gateway-broker-drop.e2e-spec.ts), so they are
+ * warnings here; nothing else of that client logs at error level.
+ */
+class BrokerDropWarnings extends Logger {
+  override error(message: unknown): void {
+    this.warn(message);
+  }
+}
+
+/**
  * The RabbitMQ client of an RPC queue: Nest's ClientRMQ (connection, reconnection, status, the
  * queue's assertion and the direct reply-to consumer) with a leaner request path, measured in
  * tools/bench/rpc and docs/performance.md:
@@ -38,6 +50,8 @@ export class RpcTimeoutError extends Error {
  * deploy) still gets Nest's packet.
  */
 export class RpcClientRmq extends ClientRMQ {
+  /** Nest's client logs through this; see BrokerDropWarnings. */
+  protected override readonly logger: Logger = new BrokerDropWarnings('RpcClient');
   private readonly waiting = new Map<string, (message: ConsumeMessage) => void>();
   /** The wrapper's amqplib channel while it is open: requests are written to it directly. */
   private open?: Channel;
