@@ -403,17 +403,8 @@ async function writeCost(client: Client, count: number): Promise<Record<string, 
   return result;
 }
 
-async function main(): Promise<number> {
-  const options = commandLine('bench:stats', USAGE, parseOptions);
-  const loadAtStart = loadavg();
-  const databaseUrl = databaseUrlFor(DATABASE);
-  const failures: string[] = [];
-
-  await prepareDatabase(options, databaseUrl);
-  const rabbitUrl = createVhost(VHOST);
-  const client = new Client({ connectionString: databaseUrl, application_name: 'bench-stats' });
-  await client.connect();
-
+/** The authorization header of a new 100K-plan account when `auth`, else none. */
+async function authHeaders(options: Options, databaseUrl: string): Promise<Record<string, string>> {
   const headers: Record<string, string> = {};
   if (options.auth) {
     const dataSource = await createDataSource({ url: databaseUrl, poolSize: 2, applicationName: 'bench-stats' }).initialize();
@@ -421,7 +412,11 @@ async function main(): Promise<number> {
     await dataSource.destroy();
     headers.authorization = `Bearer ${key.apiKey}`;
   }
+  return headers;
+}
 
+/** The stats service and the gateway as processes; the gateway's origin. */
+async function startApps(options: Options, databaseUrl: string, rabbitUrl: string): Promise<{ apps: ChildProcess[]; origin: string }> {
   const port = await freePort();
   const common = { DATABASE_URL: databaseUrl, RABBITMQ_URL: rabbitUrl, DATABASE_POOL_SIZE: '10' };
   const apps = [
@@ -436,68 +431,113 @@ async function main(): Promise<number> {
       BURST_CAPACITY: '100000',
     }),
   ];
-  const origin = `http://127.0.0.1:${port}`;
+  return { apps, origin: `http://127.0.0.1:${port}` };
+}
+
+/** Correctness at scale: the service's answer equals the raw SQL aggregate; what differs. */
+async function checkAnswers(client: Client, http: Http, scenarios: Scenario[]): Promise<string[]> {
+  const failures: string[] = [];
+  const bounds = trendMonthBounds();
+  for (const scenario of scenarios) {
+    const answer = await http.get(queryString(scenario.scope));
+    const reference = await rawStats(client, scenario.scope, bounds.first, bounds.last);
+    const equal = isDeepStrictEqual(answer.body, reference);
+    log(`${scenario.name}: ${reference.total_sales} sales; answer ${equal ? 'equals' : 'DIFFERS from'} raw SQL`);
+    if (!equal) failures.push(`${scenario.name}: ${JSON.stringify(answer.body)} ≠ ${JSON.stringify(reference)}`);
+  }
+  return failures;
+}
+
+interface ScenarioRow {
+  scenario: string;
+  sales: number;
+  http: ReturnType<typeof summarize>;
+  sql: ReturnType<typeof summarize>;
+  target: boolean;
+}
+
+/** Each scenario's latency over HTTP and of its raw SQL aggregate. */
+async function timeScenarios(options: Options, client: Client, http: Http, scenarios: Scenario[]): Promise<ScenarioRow[]> {
+  const bounds = trendMonthBounds();
+  const rows: ScenarioRow[] = [];
+  for (const scenario of scenarios) {
+    const path = queryString(scenario.scope);
+    const httpSamples = await timeHttp(http, path, 50, options.requests);
+    const sqlSamples = await timeSql(client, rawStatsQuery(scenario.scope, bounds.first, bounds.last), 5, Math.min(options.requests, 200));
+    const reference = await rawStats(client, scenario.scope, bounds.first, bounds.last);
+    rows.push({ scenario: scenario.name, sales: reference.total_sales, http: summarize(httpSamples), sql: summarize(sqlSamples), target: scenario.target });
+  }
+  return rows;
+}
+
+/** The figures on standard output (the targets missed added to `failures`); the exit code. */
+function report(
+  options: Options,
+  loadAtStart: number[],
+  measured: {
+    rows: ScenarioRow[];
+    concurrent: Awaited<ReturnType<typeof concurrentRun>> | null;
+    freshness: string[];
+    writes: Awaited<ReturnType<typeof writeCost>>;
+  },
+  failures: string[],
+): number {
+  const { rows, concurrent, freshness, writes } = measured;
+  console.log('');
+  console.log(
+    `machine: ${cpus().length} CPUs; load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, ` +
+      `now ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other processes share these CPUs)`,
+  );
+  console.log(`GET /stats at ${options.auctions.toLocaleString('en-US')} auctions (${options.auth ? 'auth + metering on' : 'METERING_ENABLED=false'}), ${options.requests} sequential requests per scenario`);
+  console.log('scenario                                   sales    HTTP p50    HTTP p99   raw SQL p50  raw SQL p99');
+  for (const row of rows) {
+    console.log(
+      `${row.scenario.padEnd(40)} ${String(row.sales).padStart(7)} ${ms(row.http.p50).padStart(11)} ${ms(row.http.p99).padStart(11)} ${ms(row.sql.p50).padStart(12)} ${ms(row.sql.p99).padStart(12)}${row.target ? '' : '  (not a target)'}`,
+    );
+    if (row.target && (row.http.p50 > TARGET_P50_MS || row.http.p99 > TARGET_P99_MS)) {
+      failures.push(`${row.scenario}: p50 ${ms(row.http.p50)} / p99 ${ms(row.http.p99)} misses ${TARGET_P50_MS} / ${TARGET_P99_MS} ms`);
+    }
+  }
+  if (concurrent) {
+    console.log(
+      `concurrent (${options.concurrency} connections, ${options.duration} s, largest make): p50 ${concurrent.p50} ms, p99 ${concurrent.p99} ms, ${concurrent.rps.toFixed(0)} req/s, non-2xx ${concurrent.non2xx}, errors ${concurrent.errors}`,
+    );
+    if (concurrent.non2xx > 0 || concurrent.errors > 0) failures.push('concurrent run had non-2xx answers or errors');
+  }
+  console.log(`freshness after committed ingest writes: ${freshness.length === 0 ? 'every answer equal to raw SQL and changed' : 'FAILED'}`);
+  for (const [name, cost] of Object.entries(writes)) {
+    console.log(`single-row ${name} p50: ${ms(cost.withTriggers)} with the rollup triggers, ${ms(cost.withoutTriggers)} without`);
+  }
+  console.log(`targets: every HTTP p50 ≤ ${TARGET_P50_MS} ms and p99 ≤ ${TARGET_P99_MS} ms → ${failures.length === 0 ? 'PASS' : 'FAIL'}`);
+  console.log(JSON.stringify({ auctions: options.auctions, auth: options.auth, loadAtStart, loadAtEnd: loadavg(), rows, concurrent, writes, failures }));
+  for (const failure of failures) console.error(`FAIL: ${failure}`);
+  return failures.length === 0 ? 0 : 1;
+}
+
+async function main(): Promise<number> {
+  const options = commandLine('bench:stats', USAGE, parseOptions);
+  const loadAtStart = loadavg();
+  const databaseUrl = databaseUrlFor(DATABASE);
+
+  await prepareDatabase(options, databaseUrl);
+  const rabbitUrl = createVhost(VHOST);
+  const client = new Client({ connectionString: databaseUrl, application_name: 'bench-stats' });
+  await client.connect();
+  const headers = await authHeaders(options, databaseUrl);
+  const { apps, origin } = await startApps(options, databaseUrl, rabbitUrl);
   const http = new Http(origin, headers);
   try {
     const scenarios = await pickScenarios(client);
     await http.waitUntilAnswering(queryString(scenarios[0].scope), 30000);
-
-    // Correctness at scale: the service's answer equals the raw SQL aggregate.
-    const bounds = trendMonthBounds();
-    for (const scenario of scenarios) {
-      const answer = await http.get(queryString(scenario.scope));
-      const reference = await rawStats(client, scenario.scope, bounds.first, bounds.last);
-      const equal = isDeepStrictEqual(answer.body, reference);
-      log(`${scenario.name}: ${reference.total_sales} sales; answer ${equal ? 'equals' : 'DIFFERS from'} raw SQL`);
-      if (!equal) failures.push(`${scenario.name}: ${JSON.stringify(answer.body)} ≠ ${JSON.stringify(reference)}`);
-    }
-
-    const rows: { scenario: string; sales: number; http: ReturnType<typeof summarize>; sql: ReturnType<typeof summarize>; target: boolean }[] = [];
-    for (const scenario of scenarios) {
-      const path = queryString(scenario.scope);
-      const httpSamples = await timeHttp(http, path, 50, options.requests);
-      const sqlSamples = await timeSql(client, rawStatsQuery(scenario.scope, bounds.first, bounds.last), 5, Math.min(options.requests, 200));
-      const reference = await rawStats(client, scenario.scope, bounds.first, bounds.last);
-      rows.push({ scenario: scenario.name, sales: reference.total_sales, http: summarize(httpSamples), sql: summarize(sqlSamples), target: scenario.target });
-    }
-
+    const failures = await checkAnswers(client, http, scenarios);
+    const rows = await timeScenarios(options, client, http, scenarios);
     const concurrent = options.duration > 0 && options.concurrency > 0
       ? await concurrentRun(origin, queryString(scenarios[0].scope), headers, options.concurrency, options.duration)
       : null;
-
     const freshness = await freshnessChecks(client, http, scenarios[2].scope);
     failures.push(...freshness);
     const writes = await writeCost(client, 200);
-
-    console.log('');
-    console.log(
-      `machine: ${cpus().length} CPUs; load average at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, ` +
-        `now ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other processes share these CPUs)`,
-    );
-    console.log(`GET /stats at ${options.auctions.toLocaleString('en-US')} auctions (${options.auth ? 'auth + metering on' : 'METERING_ENABLED=false'}), ${options.requests} sequential requests per scenario`);
-    console.log('scenario                                   sales    HTTP p50    HTTP p99   raw SQL p50  raw SQL p99');
-    for (const row of rows) {
-      console.log(
-        `${row.scenario.padEnd(40)} ${String(row.sales).padStart(7)} ${ms(row.http.p50).padStart(11)} ${ms(row.http.p99).padStart(11)} ${ms(row.sql.p50).padStart(12)} ${ms(row.sql.p99).padStart(12)}${row.target ? '' : '  (not a target)'}`,
-      );
-      if (row.target && (row.http.p50 > TARGET_P50_MS || row.http.p99 > TARGET_P99_MS)) {
-        failures.push(`${row.scenario}: p50 ${ms(row.http.p50)} / p99 ${ms(row.http.p99)} misses ${TARGET_P50_MS} / ${TARGET_P99_MS} ms`);
-      }
-    }
-    if (concurrent) {
-      console.log(
-        `concurrent (${options.concurrency} connections, ${options.duration} s, largest make): p50 ${concurrent.p50} ms, p99 ${concurrent.p99} ms, ${concurrent.rps.toFixed(0)} req/s, non-2xx ${concurrent.non2xx}, errors ${concurrent.errors}`,
-      );
-      if (concurrent.non2xx > 0 || concurrent.errors > 0) failures.push('concurrent run had non-2xx answers or errors');
-    }
-    console.log(`freshness after committed ingest writes: ${freshness.length === 0 ? 'every answer equal to raw SQL and changed' : 'FAILED'}`);
-    for (const [name, cost] of Object.entries(writes)) {
-      console.log(`single-row ${name} p50: ${ms(cost.withTriggers)} with the rollup triggers, ${ms(cost.withoutTriggers)} without`);
-    }
-    console.log(`targets: every HTTP p50 ≤ ${TARGET_P50_MS} ms and p99 ≤ ${TARGET_P99_MS} ms → ${failures.length === 0 ? 'PASS' : 'FAIL'}`);
-    console.log(JSON.stringify({ auctions: options.auctions, auth: options.auth, loadAtStart, loadAtEnd: loadavg(), rows, concurrent, writes, failures }));
-    for (const failure of failures) console.error(`FAIL: ${failure}`);
-    return failures.length === 0 ? 0 : 1;
+    return report(options, loadAtStart, { rows, concurrent, freshness, writes }, failures);
   } finally {
     stopping = true;
     await http.close();
