@@ -1,4 +1,5 @@
-import { createDataSource, runMigrations } from '@cars/persistence';
+import { createDataSource, pgPoolOf, runMigrations } from '@cars/persistence';
+import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createDatabase, dropDatabase } from './test-infra';
 
@@ -25,4 +26,22 @@ export async function createIsolatedDatabase(suffix: string): Promise<{ url: str
 
 export async function truncate(dataSource: DataSource, ...tables: string[]): Promise<void> {
   await dataSource.query(`TRUNCATE ${tables.join(', ')} RESTART IDENTITY CASCADE`);
+}
+
+/** A spec's own migrated database, opened: its DataSource, that DataSource's pg pool, and `close` (destroy, then drop). */
+export async function openIsolatedDatabase(
+  suffix: string,
+  options: { poolSize?: number } = {},
+): Promise<{ url: string; dataSource: DataSource; pool: Pool; close: () => Promise<void> }> {
+  const database = await createIsolatedDatabase(suffix);
+  const dataSource = await createDataSource({ url: database.url, poolSize: options.poolSize ?? 4, applicationName: 'test' }).initialize();
+  return {
+    url: database.url,
+    dataSource,
+    pool: pgPoolOf(dataSource),
+    close: async () => {
+      await dataSource.destroy();
+      await database.drop();
+    },
+  };
 }

@@ -1,14 +1,12 @@
 import { createAccount } from '@cars/accounts';
-import { createDataSource, pgPoolOf, withTransaction } from '@cars/persistence';
-import { createIsolatedDatabase } from '@cars/testing';
+import { withTransaction } from '@cars/persistence';
+import { openIsolatedDatabase } from '@cars/testing';
 import { Pool } from 'pg';
-import { DataSource } from 'typeorm';
 import { accountsOverEndpointAllowance, pauseEndpointsBeyondAllowance } from './endpoint-allowance';
 
 /** The downgrade rule's SQL against a migrated database of its own. */
 describe('endpoint allowance (PostgreSQL)', () => {
-  let drop: (() => Promise<void>) | undefined;
-  let db: DataSource;
+  let close: (() => Promise<void>) | undefined;
   let pool: Pool;
   let emails = 0;
 
@@ -43,15 +41,11 @@ describe('endpoint allowance (PostgreSQL)', () => {
     ).rows;
 
   beforeAll(async () => {
-    const database = await createIsolatedDatabase('webhook_store_allowance');
-    drop = database.drop;
-    db = await createDataSource({ url: database.url, poolSize: 4, applicationName: 'test' }).initialize();
-    pool = pgPoolOf(db);
+    ({ pool, close } = await openIsolatedDatabase('webhook_store_allowance'));
   });
 
   afterAll(async () => {
-    await db?.destroy();
-    await drop?.();
+    await close?.();
   });
 
   it('pauses the newest active endpoints beyond the allowance and cancels only their pending deliveries', async () => {

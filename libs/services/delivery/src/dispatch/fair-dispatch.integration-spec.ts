@@ -1,7 +1,6 @@
 import { createAccount } from '@cars/accounts';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
-import { createIsolatedDatabase } from '@cars/testing';
+import { openIsolatedDatabase } from '@cars/testing';
 import { DispatchRepository } from '@cars/webhook-store';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
@@ -18,7 +17,7 @@ import { Sender } from './sender';
  * a time, its queued deliveries back on the schedule without an attempt.
  */
 describe('Dispatcher: hanging receivers of one account (PostgreSQL)', () => {
-  let drop: (() => Promise<void>) | undefined;
+  let close: (() => Promise<void>) | undefined;
   let db: DataSource;
   let pool: Pool;
   const masterKey = generateMasterKey();
@@ -66,15 +65,11 @@ describe('Dispatcher: hanging receivers of one account (PostgreSQL)', () => {
   };
 
   beforeAll(async () => {
-    const database = await createIsolatedDatabase('delivery_fair_dispatch');
-    drop = database.drop;
-    db = await createDataSource({ url: database.url, poolSize: 6, applicationName: 'test' }).initialize();
-    pool = pgPoolOf(db);
+    ({ dataSource: db, pool, close } = await openIsolatedDatabase('delivery_fair_dispatch', { poolSize: 6 }));
   });
 
   afterAll(async () => {
-    await db?.destroy();
-    await drop?.();
+    await close?.();
   });
 
   it('serves another account while one account’s hanging endpoints hold no more than its share, and nothing is lost', async () => {

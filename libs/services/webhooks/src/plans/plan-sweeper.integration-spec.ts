@@ -1,6 +1,5 @@
 import { createAccount, setPlan } from '@cars/accounts';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
-import { createIsolatedDatabase } from '@cars/testing';
+import { openIsolatedDatabase } from '@cars/testing';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { PlanSweeper, planChangeOf } from './plan-sweeper';
@@ -13,7 +12,7 @@ const HOUR_MS = 3_600_000;
  * The sweep runs hourly here, so only the notification can pause the endpoints in time.
  */
 describe('PlanSweeper: plan changes heard on account_changes (PostgreSQL)', () => {
-  let drop: (() => Promise<void>) | undefined;
+  let close: (() => Promise<void>) | undefined;
   let db: DataSource;
   let pool: Pool;
   let sweeper: PlanSweeper | undefined;
@@ -58,10 +57,7 @@ describe('PlanSweeper: plan changes heard on account_changes (PostgreSQL)', () =
   };
 
   beforeAll(async () => {
-    const database = await createIsolatedDatabase('webhooks_plan_changes');
-    drop = database.drop;
-    db = await createDataSource({ url: database.url, poolSize: 4, applicationName: 'test' }).initialize();
-    pool = pgPoolOf(db);
+    ({ dataSource: db, pool, close } = await openIsolatedDatabase('webhooks_plan_changes'));
   });
 
   afterEach(async () => {
@@ -70,8 +66,7 @@ describe('PlanSweeper: plan changes heard on account_changes (PostgreSQL)', () =
   });
 
   afterAll(async () => {
-    await db?.destroy();
-    await drop?.();
+    await close?.();
   });
 
   const listening = async (): Promise<PlanSweeper> => {
