@@ -4,7 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { connect } from 'amqplib';
 import { Queues } from '@cars/contracts';
-import { generateObservations } from '@cars/datagen';
+import { generateObservations, Observation } from '@cars/datagen';
 import { assertObservationTopology } from '@cars/messaging';
 import { createDataSource, runMigrations } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
@@ -343,9 +343,8 @@ function summarize(runs: readonly RunResult[]): Record<string, unknown> {
   };
 }
 
-async function main(): Promise<number> {
-  const options = commandLine('bench:ingest', USAGE, parseOptions);
-  log(`${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+/** The vhost (classic queues v2 by policy when asked) and the database, migrated, reference loaded, keyword indexes and triggers dropped when `bare`. */
+async function setUp(options: Options): Promise<{ databaseUrl: string; rabbitUrl: string; dataSource: DataSource }> {
   const databaseUrl = await createDatabase(NAME);
   const rabbitUrl = createVhost(NAME);
   if (options.queueV2) {
@@ -355,83 +354,125 @@ async function main(): Promise<number> {
     });
   }
   const dataSource = await createDataSource({ url: databaseUrl, poolSize: 4, applicationName: BENCH_APPLICATION }).initialize();
+  return { databaseUrl, rabbitUrl, dataSource };
+}
+
+async function prepareSchema(options: Options, dataSource: DataSource): Promise<void> {
+  await runMigrations(dataSource);
+  await new NormalizationService(dataSource).loadReference();
+  if (options.bare) {
+    await dataSource.query(`DROP INDEX IF EXISTS auctions_title_trgm_idx, auctions_description_tokens_idx`);
+    await dataSource.query(`ALTER TABLE auctions DISABLE TRIGGER USER`);
+    log('bare schema: no keyword indexes, no triggers on auctions');
+  }
+}
+
+/** The observations, their message bodies, and the newest observation time of each auction. */
+function generate(options: Options): { observations: Observation[]; bodies: Buffer[]; newest: Map<string, string>; bidCount: number } {
+  const observations = [...generateObservations({ auctions: options.auctions, seed: options.seed })];
+  const bodies = observations.map((o) => Buffer.from(JSON.stringify(o)));
+  const newest = new Map<string, string>();
+  for (const o of observations) {
+    const key = `${o.source}\u001f${o.source_auction_id}`;
+    const at = new Date(o.observed_at).toISOString();
+    if (o.auction && (newest.get(key) ?? '') < at) newest.set(key, at);
+  }
+  const bidCount = observations.reduce((n, o) => n + o.bids.length, 0);
+  log(`${observations.length} observations (${newest.size} auctions, ${bidCount} bids)`);
+  return { observations, bodies, newest, bidCount };
+}
+
+/**
+ * The baselines: raw confirmed publishes (nobody consuming) and the bulk loader (same
+ * normalization and rows, no events). Skipped, the description vocabulary is filled as the bulk
+ * loader would: every run finds it filled either way.
+ */
+async function baselines(
+  options: Options,
+  dataSource: DataSource,
+  rabbitUrl: string,
+  observations: Observation[],
+  bodies: Buffer[],
+): Promise<{ rawMs?: number; bulkMs?: number }> {
+  if (options.skipBaselines) {
+    const tokens = new Set<string>();
+    for (const o of observations) for (const token of o.auction?.description?.split(' ') ?? []) if (token) tokens.add(token);
+    await dataSource.query(`SELECT add_description_tokens($1::text[])`, [[...tokens]]);
+    return {};
+  }
+  const rawMs = await publishAll(rabbitUrl, 'bench.raw', bodies);
+  const connection = await connect(rabbitUrl);
+  const channel = await connection.createChannel();
+  await channel.deleteQueue('bench.raw');
+  await connection.close();
+  log(`raw publish: ${rate(bodies.length, rawMs)} msg/s`);
+  const bulkMs = (await bulkLoadObservations(dataSource, observations)).ms;
+  log(`bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms)`);
+  return { rawMs, bulkMs };
+}
+
+/** The pipeline runs: this build, and the compared one when asked, alternating who goes first. */
+async function runRounds(pipeline: Pipeline): Promise<RunResult[]> {
+  const { options } = pipeline;
+  const thisBuild = join(__dirname, '../../../apps/change-detector/src/main.js');
+  const runs: RunResult[] = [];
+  for (let round = 0; round < options.rounds; round += 1) {
+    const order: [string, string][] = [['this build', thisBuild]];
+    if (options.compare) order.push(['compared', options.compare]);
+    if (round % 2 === 1) order.reverse();
+    for (const [build, app] of order) runs.push(await runPipeline(pipeline, app, build));
+  }
+  return runs;
+}
+
+/** The summary as JSON on standard output; the exit code (1: target missed). */
+function report(
+  options: Options,
+  generated: { observations: Observation[]; bodies: Buffer[]; newest: Map<string, string>; bidCount: number },
+  baseline: { rawMs?: number; bulkMs?: number },
+  runs: RunResult[],
+): number {
+  const { observations, bodies, newest, bidCount } = generated;
+  const { rawMs, bulkMs } = baseline;
+  const mine = runs.filter((r) => r.build === 'this build');
+  const compared = runs.filter((r) => r.build === 'compared');
+  const sustained = median(mine.map((r) => r.observations_per_s));
+  const summary = {
+    observations: observations.length,
+    auctions: newest.size,
+    bids: bidCount,
+    batch_size: options.batchSize,
+    concurrency: options.concurrency,
+    raw_publish_per_s: rawMs === undefined ? null : rate(bodies.length, rawMs),
+    bulk_load_per_s: bulkMs === undefined ? null : rate(observations.length, bulkMs),
+    bulk_load_ms: bulkMs ?? null,
+    sustained_observations_per_s: sustained,
+    this_build: summarize(mine),
+    compared: compared.length > 0 ? { app: options.compare, ...summarize(compared) } : null,
+    runs,
+    bare_schema: options.bare,
+    split_relay: options.splitRelay,
+    queue_version_2: options.queueV2,
+    prefill: options.prefill,
+    target_per_s: TARGET,
+    target_met: sustained >= TARGET,
+    load_average: loadavg().map((l) => Number(l.toFixed(2))),
+  };
+  log(`sustained through RabbitMQ: ${sustained} obs/s (median of ${mine.length}; target ${TARGET})`);
+  process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  return summary.target_met ? 0 : 1;
+}
+
+async function main(): Promise<number> {
+  const options = commandLine('bench:ingest', USAGE, parseOptions);
+  log(`${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const { databaseUrl, rabbitUrl, dataSource } = await setUp(options);
   try {
-    await runMigrations(dataSource);
-    await new NormalizationService(dataSource).loadReference();
-    if (options.bare) {
-      await dataSource.query(`DROP INDEX IF EXISTS auctions_title_trgm_idx, auctions_description_tokens_idx`);
-      await dataSource.query(`ALTER TABLE auctions DISABLE TRIGGER USER`);
-      log('bare schema: no keyword indexes, no triggers on auctions');
-    }
-
-    const observations = [...generateObservations({ auctions: options.auctions, seed: options.seed })];
-    const bodies = observations.map((o) => Buffer.from(JSON.stringify(o)));
-    const newest = new Map<string, string>();
-    for (const o of observations) {
-      const key = `${o.source}\u001f${o.source_auction_id}`;
-      const at = new Date(o.observed_at).toISOString();
-      if (o.auction && (newest.get(key) ?? '') < at) newest.set(key, at);
-    }
-    const bidCount = observations.reduce((n, o) => n + o.bids.length, 0);
-    log(`${observations.length} observations (${newest.size} auctions, ${bidCount} bids)`);
-
-    let rawMs: number | undefined;
-    let bulkMs: number | undefined;
-    if (!options.skipBaselines) {
-      // Baseline 1: raw confirmed publishes, nobody consuming.
-      rawMs = await publishAll(rabbitUrl, 'bench.raw', bodies);
-      const connection = await connect(rabbitUrl);
-      const channel = await connection.createChannel();
-      await channel.deleteQueue('bench.raw');
-      await connection.close();
-      log(`raw publish: ${rate(bodies.length, rawMs)} msg/s`);
-      // Baseline 2: the bulk loader (same normalization and rows, no events).
-      bulkMs = (await bulkLoadObservations(dataSource, observations)).ms;
-      log(`bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms)`);
-    } else {
-      // The bulk loader fills the description vocabulary; every run finds it filled either way.
-      const tokens = new Set<string>();
-      for (const o of observations) for (const token of o.auction?.description?.split(' ') ?? []) if (token) tokens.add(token);
-      await dataSource.query(`SELECT add_description_tokens($1::text[])`, [[...tokens]]);
-    }
-
-    const pipeline: Pipeline = { options, dataSource, databaseUrl, rabbitUrl, bodies, newest };
-    const thisBuild = join(__dirname, '../../../apps/change-detector/src/main.js');
-    const runs: RunResult[] = [];
-    for (let round = 0; round < options.rounds; round += 1) {
-      const order: [string, string][] = [['this build', thisBuild]];
-      if (options.compare) order.push(['compared', options.compare]);
-      if (round % 2 === 1) order.reverse();
-      for (const [build, app] of order) runs.push(await runPipeline(pipeline, app, build));
-    }
-
-    const mine = runs.filter((r) => r.build === 'this build');
-    const compared = runs.filter((r) => r.build === 'compared');
-    const sustained = median(mine.map((r) => r.observations_per_s));
-    const summary = {
-      observations: observations.length,
-      auctions: newest.size,
-      bids: bidCount,
-      batch_size: options.batchSize,
-      concurrency: options.concurrency,
-      raw_publish_per_s: rawMs === undefined ? null : rate(bodies.length, rawMs),
-      bulk_load_per_s: bulkMs === undefined ? null : rate(observations.length, bulkMs),
-      bulk_load_ms: bulkMs ?? null,
-      sustained_observations_per_s: sustained,
-      this_build: summarize(mine),
-      compared: compared.length > 0 ? { app: options.compare, ...summarize(compared) } : null,
-      runs,
-      bare_schema: options.bare,
-      split_relay: options.splitRelay,
-      queue_version_2: options.queueV2,
-      prefill: options.prefill,
-      target_per_s: TARGET,
-      target_met: sustained >= TARGET,
-      load_average: loadavg().map((l) => Number(l.toFixed(2))),
-    };
-    log(`sustained through RabbitMQ: ${sustained} obs/s (median of ${mine.length}; target ${TARGET})`);
-    process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-    return summary.target_met ? 0 : 1;
+    await prepareSchema(options, dataSource);
+    const generated = generate(options);
+    const baseline = await baselines(options, dataSource, rabbitUrl, generated.observations, generated.bodies);
+    const runs = await runRounds({ options, dataSource, databaseUrl, rabbitUrl, bodies: generated.bodies, newest: generated.newest });
+    return report(options, generated, baseline, runs);
   } finally {
     await dataSource.destroy();
     if (!options.keep) {
