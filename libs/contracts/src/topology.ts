@@ -45,3 +45,24 @@ export const NotifyChannels = {
 } as const;
 export type NotifyChannel = (typeof NotifyChannels)[keyof typeof NotifyChannels];
 
+
+/**
+ * The payload of `account_changes` (migration AccountChangeNotify): the account, and the key when
+ * an API key changed. Null for a payload that is not one (every listener then forgets or checks
+ * everything).
+ */
+export interface AccountChangeNotice {
+  accountId: string;
+  /** Set when the change was to an API key rather than to the account row. */
+  keyHash?: string;
+}
+
+export function parseAccountChange(payload: string): AccountChangeNotice | null {
+  try {
+    const value = JSON.parse(payload) as { account_id?: unknown; key_hash?: unknown };
+    if (typeof value.account_id !== 'string') return null;
+    return typeof value.key_hash === 'string' ? { accountId: value.account_id, keyHash: value.key_hash } : { accountId: value.account_id };
+  } catch {
+    return null;
+  }
+}

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { errorMessage, NotifyChannels } from '@cars/contracts';
+import { errorMessage, NotifyChannels, parseAccountChange } from '@cars/contracts';
 import { PgListener } from '@cars/persistence';
 import type { ReadinessProbe } from '@cars/runtime';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
@@ -57,14 +57,8 @@ export class DeliveryWakeup implements OnApplicationBootstrap, BeforeApplication
         .then(({ released }) => released > 0 && this.dispatcher.wake())
         .catch((error: unknown) => this.logger.warn(`make waits: ${errorMessage(error)}`));
     } else if (channel === NotifyChannels.AccountChanges) {
-      let accountId: string | undefined;
-      try {
-        accountId = (JSON.parse(payload) as { account_id?: string }).account_id;
-      } catch {
-        accountId = undefined;
-      }
       void this.store
-        .releaseAllowanceWaits(accountId)
+        .releaseAllowanceWaits(parseAccountChange(payload)?.accountId)
         .then((released) => released > 0 && this.dispatcher.wake())
         .catch((error: unknown) => this.logger.warn(`allowance check failed: ${errorMessage(error)}`));
     } else if (payload === 'events') {

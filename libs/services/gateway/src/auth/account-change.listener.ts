@@ -1,21 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { NotifyChannels } from '@cars/contracts';
+import { NotifyChannels, parseAccountChange } from '@cars/contracts';
 import { connectionUrlOf, PgListener } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
-
-
-/** A notification's payload → what to forget, or null when it is not one of ours. */
-export function parseAccountChange(payload: string): { accountId: string; keyHash?: string } | null {
-  try {
-    const value = JSON.parse(payload) as { account_id?: unknown; key_hash?: unknown };
-    if (typeof value.account_id !== 'string') return null;
-    return { accountId: value.account_id, keyHash: typeof value.key_hash === 'string' ? value.key_hash : undefined };
-  } catch {
-    return null;
-  }
-}
 
 /**
  * Account changes take effect at once on every gateway: the database notifies at commit, this

@@ -1,21 +1,11 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { errorMessage, NotifyChannels } from '@cars/contracts';
+import { errorMessage, NotifyChannels, parseAccountChange } from '@cars/contracts';
 import { connectionUrlOf, PG_POOL, PgListener, withTransaction } from '@cars/persistence';
 import { accountsOverEndpointAllowance } from '@cars/webhook-store';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { DEFAULT_PLAN_SWEEP_INTERVAL_MS, WEBHOOKS_OPTIONS, WebhooksOptions } from '../config/webhooks.options';
 import { enforceEndpointAllowance } from './endpoint-allowance';
-
-/** The account a notification of `account_changes` names, unless it is about one of its keys (or not ours). */
-export function planChangeOf(payload: string): string | null {
-  try {
-    const value = JSON.parse(payload) as { account_id?: unknown; key_hash?: unknown };
-    return typeof value.account_id === 'string' && value.key_hash === undefined ? value.account_id : null;
-  } catch {
-    return null;
-  }
-}
 
 /**
  * SPEC.md's downgrade rule, applied by the owner of the endpoints. A plan change is announced: the
@@ -48,8 +38,9 @@ export class PlanSweeper implements OnApplicationBootstrap, OnApplicationShutdow
       channels: [NotifyChannels.AccountChanges],
       applicationName: 'webhooks-plan-changes',
       onNotification: (_channel, payload) => {
-        const accountId = planChangeOf(payload);
-        if (accountId) this.checkInBackground(accountId);
+        const change = parseAccountChange(payload);
+        // A key's change leaves the plan as it was.
+        if (change && !change.keyHash) this.checkInBackground(change.accountId);
       },
       onListening: () => this.sweepInBackground(),
       onError: (message) => this.logger.warn(`plan changes: ${message}; the sweep every ${every} ms still applies them`),
