@@ -11,6 +11,7 @@ import { Pool } from 'undici';
 import { createAccount, getUsage } from '@cars/accounts';
 import { createDataSource, pgPoolOf, runMigrations } from '@cars/persistence';
 import { adminQuery, createVhost, databaseUrlFor, deleteVhost } from '@cars/testing';
+import { DataSource } from 'typeorm';
 
 /**
  * What API access costs a counted request (docs/api/accounts.md, "Benchmark"):
@@ -156,6 +157,93 @@ async function deleteRedisPrefix(prefix: string): Promise<void> {
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
+/** The measured account (its key authenticates the sequential phase) and one key per concurrent connection. */
+async function createAccounts(db: DataSource, options: Options): Promise<{ accountId: string; auth: Record<string, string>; loadKeys: string[] }> {
+  const { account, key } = await createAccount(pgPoolOf(db), { email: 'bench@example.test', plan: '100k', emailVerified: true });
+  const loadKeys: string[] = [];
+  for (let i = 0; i < options.concurrency; i += 1) {
+    const created = await createAccount(pgPoolOf(db), { email: `bench-${i}@example.test`, plan: '100k', emailVerified: true });
+    loadKeys.push(created.key.apiKey);
+  }
+  return { accountId: account.id, auth: { authorization: `Bearer ${key.apiKey}` }, loadKeys };
+}
+
+/** The query service and two gateways, metering on and off (pushed to `apps` as they start); their origins. */
+async function startApps(databaseUrl: string, rabbitUrl: string, redisPrefix: string, apps: ChildProcess[]): Promise<{ onOrigin: string; offOrigin: string }> {
+  const [onPort, offPort] = [await freePort(), await freePort()];
+  const common = { DATABASE_URL: databaseUrl, RABBITMQ_URL: rabbitUrl, HOST: '127.0.0.1', HEALTH_PORT: '0' };
+  apps.push(startApp('query', common));
+  apps.push(
+    startApp('gateway', {
+      ...common,
+      PORT: String(onPort),
+      METERING_ENABLED: 'true',
+      REDIS_URL,
+      REDIS_KEY_PREFIX: redisPrefix,
+      // The burst limit is on the path (one Redis script per request) but must not refuse the bench.
+      BURST_RATE_PER_SECOND: '100000',
+      BURST_CAPACITY: '100000',
+    }),
+  );
+  apps.push(startApp('gateway', { ...common, PORT: String(offPort), METERING_ENABLED: 'false' }));
+  return { onOrigin: `http://127.0.0.1:${onPort}`, offOrigin: `http://127.0.0.1:${offPort}` };
+}
+
+/** Warm-up, then sequential requests to each gateway, interleaved; each one's latencies. */
+async function sequential(on: Http, off: Http, options: Options): Promise<{ on: number[]; off: number[] }> {
+  log(`warm-up: ${options.warmup} requests to each gateway`);
+  for (let i = 0; i < options.warmup; i += 1) {
+    await timed(on, PATH);
+    await timed(off, PATH);
+  }
+  log(`measuring: ${options.requests} sequential requests to each, interleaved`);
+  const samples = { on: [] as number[], off: [] as number[] };
+  for (let i = 0; i < options.requests; i += 1) {
+    if (i % 2 === 0) {
+      samples.on.push(await timed(on, PATH));
+      samples.off.push(await timed(off, PATH));
+    } else {
+      samples.off.push(await timed(off, PATH));
+      samples.on.push(await timed(on, PATH));
+    }
+  }
+  return samples;
+}
+
+/** The ledger after the sequential phase: every counted request used, nothing left reserved. */
+async function checkLedger(db: DataSource, accountId: string, options: Options): Promise<{ usage: { used: number; reserved: number }; counted: number; ledgerOk: boolean }> {
+  const counted = 1 + options.warmup + options.requests; // + the readiness probe that answered 200
+  await new Promise((resolve) => setTimeout(resolve, 200)); // the last commit trails its response
+  const usage = await getUsage(pgPoolOf(db), accountId);
+  return { usage, counted, ledgerOk: usage.used === counted && usage.reserved === 0 };
+}
+
+/** The figures on standard output; the exit code (1: target missed or ledger wrong). */
+function report(
+  options: Options,
+  samples: { on: number[]; off: number[] },
+  load: { on: Awaited<ReturnType<typeof concurrent>>; off: Awaited<ReturnType<typeof concurrent>> },
+  ledger: Awaited<ReturnType<typeof checkLedger>>,
+): number {
+  const { usage, counted, ledgerOk } = ledger;
+  const a = summarize(samples.on);
+  const b = summarize(samples.off);
+  const diff = { p50: a.p50 - b.p50, p99: a.p99 - b.p99 };
+  const pass = diff.p50 <= TARGET_P50_DIFF_MS && ledgerOk;
+
+  console.log(`\nGET ${PATH} (counted) — ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`sequential, one keep-alive connection, ${options.requests} requests each (interleaved):`);
+  console.log(`  metering on  (auth + Redis burst + ledger): p50 ${ms(a.p50)}  p99 ${ms(a.p99)}  mean ${ms(a.mean)}`);
+  console.log(`  metering off (METERING_ENABLED=false):      p50 ${ms(b.p50)}  p99 ${ms(b.p99)}  mean ${ms(b.mean)}`);
+  console.log(`  difference:                                 p50 ${ms(diff.p50)}  p99 ${ms(diff.p99)}  (target p50 ≤ ${TARGET_P50_DIFF_MS} ms)`);
+  console.log(`concurrent, ${options.concurrency} connections (one key each) × ${options.duration} s:`);
+  console.log(`  metering on:  ${load.on.rps.toFixed(0)} req/s  p50 ${load.on.p50} ms  p99 ${load.on.p99} ms  non-2xx ${load.on.non2xx}`);
+  console.log(`  metering off: ${load.off.rps.toFixed(0)} req/s  p50 ${load.off.p50} ms  p99 ${load.off.p99} ms  non-2xx ${load.off.non2xx}`);
+  console.log(`ledger: used ${usage.used}, reserved ${usage.reserved} after the sequential phase (expected ${counted}, 0): ${ledgerOk ? 'exact' : 'WRONG'}`);
+  console.log(pass ? 'PASS' : 'FAIL');
+  return pass ? 0 : 1;
+}
+
 async function main(): Promise<number> {
   const options = commandLine('bench:metering', USAGE, parseOptions);
   const databaseUrl = databaseUrlFor(NAME);
@@ -168,78 +256,20 @@ async function main(): Promise<number> {
   const clients: Http[] = [];
   try {
     await runMigrations(db);
-    const { account, key } = await createAccount(pgPoolOf(db), { email: 'bench@example.test', plan: '100k', emailVerified: true });
-    const auth = { authorization: `Bearer ${key.apiKey}` };
-    const loadKeys: string[] = [];
-    for (let i = 0; i < options.concurrency; i += 1) {
-      const created = await createAccount(pgPoolOf(db), { email: `bench-${i}@example.test`, plan: '100k', emailVerified: true });
-      loadKeys.push(created.key.apiKey);
-    }
-
-    const [onPort, offPort] = [await freePort(), await freePort()];
-    const common = { DATABASE_URL: databaseUrl, RABBITMQ_URL: rabbitUrl, HOST: '127.0.0.1', HEALTH_PORT: '0' };
-    apps.push(startApp('query', common));
-    apps.push(
-      startApp('gateway', {
-        ...common,
-        PORT: String(onPort),
-        METERING_ENABLED: 'true',
-        REDIS_URL,
-        REDIS_KEY_PREFIX: redisPrefix,
-        // The burst limit is on the path (one Redis script per request) but must not refuse the bench.
-        BURST_RATE_PER_SECOND: '100000',
-        BURST_CAPACITY: '100000',
-      }),
-    );
-    apps.push(startApp('gateway', { ...common, PORT: String(offPort), METERING_ENABLED: 'false' }));
-    const on = new Http(`http://127.0.0.1:${onPort}`, auth);
-    const off = new Http(`http://127.0.0.1:${offPort}`, auth);
+    const { accountId, auth, loadKeys } = await createAccounts(db, options);
+    const { onOrigin, offOrigin } = await startApps(databaseUrl, rabbitUrl, redisPrefix, apps);
+    const on = new Http(onOrigin, auth);
+    const off = new Http(offOrigin, auth);
     clients.push(on, off);
     await on.waitUntilAnswering(PATH, 30000);
     await off.waitUntilAnswering(PATH, 30000);
 
-    log(`warm-up: ${options.warmup} requests to each gateway`);
-    for (let i = 0; i < options.warmup; i += 1) {
-      await timed(on, PATH);
-      await timed(off, PATH);
-    }
-    log(`measuring: ${options.requests} sequential requests to each, interleaved`);
-    const samples = { on: [] as number[], off: [] as number[] };
-    for (let i = 0; i < options.requests; i += 1) {
-      if (i % 2 === 0) {
-        samples.on.push(await timed(on, PATH));
-        samples.off.push(await timed(off, PATH));
-      } else {
-        samples.off.push(await timed(off, PATH));
-        samples.on.push(await timed(on, PATH));
-      }
-    }
-
-    const counted = 1 + options.warmup + options.requests; // + the readiness probe that answered 200
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the last commit trails its response
-    const usage = await getUsage(pgPoolOf(db), account.id);
-    const ledgerOk = usage.used === counted && usage.reserved === 0;
-
+    const samples = await sequential(on, off, options);
+    const ledger = await checkLedger(db, accountId, options);
     log(`concurrent: ${options.concurrency} connections for ${options.duration} s against each`);
     const loadOn = await concurrent(on.origin, loadKeys, options);
     const loadOff = await concurrent(off.origin, loadKeys, options);
-
-    const a = summarize(samples.on);
-    const b = summarize(samples.off);
-    const diff = { p50: a.p50 - b.p50, p99: a.p99 - b.p99 };
-    const pass = diff.p50 <= TARGET_P50_DIFF_MS && ledgerOk;
-
-    console.log(`\nGET ${PATH} (counted) — ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    console.log(`sequential, one keep-alive connection, ${options.requests} requests each (interleaved):`);
-    console.log(`  metering on  (auth + Redis burst + ledger): p50 ${ms(a.p50)}  p99 ${ms(a.p99)}  mean ${ms(a.mean)}`);
-    console.log(`  metering off (METERING_ENABLED=false):      p50 ${ms(b.p50)}  p99 ${ms(b.p99)}  mean ${ms(b.mean)}`);
-    console.log(`  difference:                                 p50 ${ms(diff.p50)}  p99 ${ms(diff.p99)}  (target p50 ≤ ${TARGET_P50_DIFF_MS} ms)`);
-    console.log(`concurrent, ${options.concurrency} connections (one key each) × ${options.duration} s:`);
-    console.log(`  metering on:  ${loadOn.rps.toFixed(0)} req/s  p50 ${loadOn.p50} ms  p99 ${loadOn.p99} ms  non-2xx ${loadOn.non2xx}`);
-    console.log(`  metering off: ${loadOff.rps.toFixed(0)} req/s  p50 ${loadOff.p50} ms  p99 ${loadOff.p99} ms  non-2xx ${loadOff.non2xx}`);
-    console.log(`ledger: used ${usage.used}, reserved ${usage.reserved} after the sequential phase (expected ${counted}, 0): ${ledgerOk ? 'exact' : 'WRONG'}`);
-    console.log(pass ? 'PASS' : 'FAIL');
-    return pass ? 0 : 1;
+    return report(options, samples, { on: loadOn, off: loadOff }, ledger);
   } finally {
     for (const client of clients) await client.close();
     for (const app of apps) await stopApp(app);
