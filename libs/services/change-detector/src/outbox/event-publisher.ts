@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EventHeaders, EventRouting, eventRoutingHeaders, Exchanges } from '@cars/contracts';
-import { assertEventTopology, ChannelSupervision, RMQ_SOCKET_OPTIONS, superviseChannel } from '@cars/messaging';
+import { assertEventTopology, ChannelSupervision, namedSocketOptions, superviseChannel } from '@cars/messaging';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel } from 'amqplib';
 
@@ -40,7 +40,7 @@ export class RmqEventPublisher implements EventPublisher {
   private readonly logger = new Logger('EventPublisher');
 
   constructor(@Inject(EVENT_PUBLISHER_URL) url: string) {
-    this.connection = amqp.connect([url], RMQ_SOCKET_OPTIONS);
+    this.connection = amqp.connect([url], namedSocketOptions('change-detector event-publisher'));
     this.channel = this.connection.createChannel({
       confirm: true,
       publishTimeout: 30000,
