@@ -185,6 +185,77 @@ function startServers(url: string, replyMode: boolean): { child: ChildProcess; r
 
 const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(2));
 
+interface Row {
+  callers: number;
+  ours: SideResult;
+  raw: SideResult;
+}
+
+/** Warm-up of both paths (JIT, channels). */
+async function warmUp(oursCall: Call, rawCall: Call, payload: BenchRequest): Promise<void> {
+  for (let i = 0; i < 200; i += 1) {
+    await oursCall(payload);
+    await rawCall(payload);
+  }
+}
+
+/** Each caller count: ours and raw in a closed loop, alternating in slices of SLICE seconds, with their CPU. */
+async function measure(options: Options, calls: { ours: Call; raw: Call }, payload: BenchRequest, serverPid: number): Promise<Row[]> {
+  const groups = async () => ({ client: [process.pid], server: [serverPid], rabbitmq: pidsNamed('beam.smp') });
+  const rows: Row[] = [];
+  for (const callers of options.callers) {
+    const sides = { ours: { samples: [], seconds: 0, errors: 0, cpu: new CpuTally(groups) }, raw: { samples: [], seconds: 0, errors: 0, cpu: new CpuTally(groups) } } as Record<'ours' | 'raw', Side>;
+    const slices = Math.max(1, Math.round(options.seconds / SLICE));
+    log(`${callers} caller(s): ${slices} × ${SLICE} s each side, alternating (load average ${load()})`);
+    for (let i = 0; i < slices; i += 1) {
+      await closedLoop(calls.ours, callers, SLICE, sides.ours, payload);
+      await closedLoop(calls.raw, callers, SLICE, sides.raw, payload);
+    }
+    rows.push({ callers, ours: result(sides.ours), raw: result(sides.raw) });
+  }
+  return rows;
+}
+
+/** The tables and the JSON line on standard output; the exit code (1: a target missed, a 40 ms mode or an error). */
+function report(options: Options, rows: Row[], noDelay: { client: string; servers: string }): number {
+  const out: string[] = [
+    `RPC benchmark: request/response over RabbitMQ (direct reply-to), ` +
+      (options.replyBytes === undefined
+        ? `${options.bytes}-byte payload each way; `
+        : `${options.bytes}-byte request payload, ${options.replyBytes}-byte JSON text reply; `) +
+      `${cpus().length} CPUs; load average at the end ${load()} (machine shared with other work)`,
+    `Nagle off (setNoDelay) on AMQP sockets: bench client process ${noDelay.client}, servers process ${noDelay.servers}`,
+    '',
+    `Closed loop, ${options.seconds} s per side in alternating ${SLICE} s slices; latency in ms:`,
+    `${'callers'.padEnd(8)} ${'ours req/s'.padStart(10)} ${'p50'.padStart(6)} ${'p99'.padStart(6)} ${'max'.padStart(6)} ${'err'.padStart(4)}` +
+      ` | ${'raw req/s'.padStart(9)} ${'p50'.padStart(6)} ${'p99'.padStart(6)} ${'max'.padStart(6)} | ${'ratio'.padStart(5)} | 40 ms mode (ours/raw)`,
+  ];
+  for (const { callers, ours: o, raw: r } of rows) {
+    const mode = (x: SideResult) => `${(x.near40 * 100).toFixed(2)}%${fortyMsMode(x) ? ' MODE' : ''}`;
+    out.push(
+      `${String(callers).padEnd(8)} ${fmt(o.throughput).padStart(10)} ${fmt(o.p50).padStart(6)} ${fmt(o.p99).padStart(6)} ${fmt(o.max).padStart(6)} ${String(o.errors).padStart(4)}` +
+        ` | ${fmt(r.throughput).padStart(9)} ${fmt(r.p50).padStart(6)} ${fmt(r.p99).padStart(6)} ${fmt(r.max).padStart(6)} | ${(o.throughput / r.throughput).toFixed(2).padStart(5)} | ${mode(o)} / ${mode(r)}`,
+    );
+  }
+  out.push('', 'CPU per round trip (µs, user + system, from /proc; RabbitMQ: its whole server, other users included):');
+  out.push(`${'callers'.padEnd(8)} ${'side'.padEnd(5)} ${['client', 'server', 'rabbitmq', 'total'].map((n) => n.padStart(9)).join(' ')}`);
+  for (const row of rows) {
+    for (const side of ['ours', 'raw'] as const) {
+      const cpu = row[side].cpu;
+      out.push(`${String(row.callers).padEnd(8)} ${side.padEnd(5)} ${['client', 'server', 'rabbitmq', 'total'].map((n) => (cpu[n] ?? 0).toFixed(0).padStart(9)).join(' ')}`);
+    }
+  }
+  const missed = rows.filter((r) => r.ours.throughput / r.raw.throughput < RATIO_TARGET).map((r) => r.callers);
+  const modes = rows.filter((r) => fortyMsMode(r.ours) || fortyMsMode(r.raw)).map((r) => r.callers);
+  const errors = rows.reduce((n, r) => n + r.ours.errors + r.raw.errors, 0);
+  out.push('');
+  out.push(`ours/raw throughput ≥ ${RATIO_TARGET} at every caller count: ${missed.length ? `MISSED (${missed.join(', ')} callers)` : 'ok'}`);
+  out.push(`40 ms mode: ${modes.length ? `FOUND (${modes.join(', ')} callers)` : 'none'}; errors: ${errors}`);
+  console.log(out.join('\n'));
+  console.log(JSON.stringify({ bytes: options.bytes, replyBytes: options.replyBytes ?? null, rows, noDelay, load: loadavg() }));
+  return missed.length === 0 && modes.length === 0 && errors === 0 ? 0 : 1;
+}
+
 async function main(): Promise<number> {
   const options = commandLine('bench:rpc', USAGE, parseOptions);
   log(`${cpus().length} CPUs, load average ${load()}`);
@@ -201,65 +272,11 @@ async function main(): Promise<number> {
     // The echo pattern is the bench's own, not one of the contracts' patterns.
     const oursCall: Call = (payload) => client.send(ECHO_PATTERN as RpcPattern, payload as never);
     raw = await rawClient(url, options.replyBytes === undefined ? 'echo' : 'text');
-    const rawCall = raw.call;
     const payload: BenchRequest = { text: 'x'.repeat(options.bytes), reply: options.replyBytes };
-    // Warm-up of both paths (JIT, channels).
-    for (let i = 0; i < 200; i += 1) {
-      await oursCall(payload);
-      await rawCall(payload);
-    }
-    const serverPid = servers.child.pid!;
-    const groups = async () => ({ client: [process.pid], server: [serverPid], rabbitmq: pidsNamed('beam.smp') });
-
-    const rows: { callers: number; ours: SideResult; raw: SideResult }[] = [];
-    for (const callers of options.callers) {
-      const sides = { ours: { samples: [], seconds: 0, errors: 0, cpu: new CpuTally(groups) }, raw: { samples: [], seconds: 0, errors: 0, cpu: new CpuTally(groups) } } as Record<'ours' | 'raw', Side>;
-      const slices = Math.max(1, Math.round(options.seconds / SLICE));
-      log(`${callers} caller(s): ${slices} × ${SLICE} s each side, alternating (load average ${load()})`);
-      for (let i = 0; i < slices; i += 1) {
-        await closedLoop(oursCall, callers, SLICE, sides.ours, payload);
-        await closedLoop(rawCall, callers, SLICE, sides.raw, payload);
-      }
-      rows.push({ callers, ours: result(sides.ours), raw: result(sides.raw) });
-    }
-
+    await warmUp(oursCall, raw.call, payload);
+    const rows = await measure(options, { ours: oursCall, raw: raw.call }, payload, servers.child.pid!);
     const clientNoDelay = `${sockets.filter((s) => s.noDelay).length}/${sockets.length}`;
-    const out: string[] = [
-      `RPC benchmark: request/response over RabbitMQ (direct reply-to), ` +
-        (options.replyBytes === undefined
-          ? `${options.bytes}-byte payload each way; `
-          : `${options.bytes}-byte request payload, ${options.replyBytes}-byte JSON text reply; `) +
-        `${cpus().length} CPUs; load average at the end ${load()} (machine shared with other work)`,
-      `Nagle off (setNoDelay) on AMQP sockets: bench client process ${clientNoDelay}, servers process ${serverNoDelay}`,
-      '',
-      `Closed loop, ${options.seconds} s per side in alternating ${SLICE} s slices; latency in ms:`,
-      `${'callers'.padEnd(8)} ${'ours req/s'.padStart(10)} ${'p50'.padStart(6)} ${'p99'.padStart(6)} ${'max'.padStart(6)} ${'err'.padStart(4)}` +
-        ` | ${'raw req/s'.padStart(9)} ${'p50'.padStart(6)} ${'p99'.padStart(6)} ${'max'.padStart(6)} | ${'ratio'.padStart(5)} | 40 ms mode (ours/raw)`,
-    ];
-    for (const { callers, ours: o, raw: r } of rows) {
-      const mode = (x: SideResult) => `${(x.near40 * 100).toFixed(2)}%${fortyMsMode(x) ? ' MODE' : ''}`;
-      out.push(
-        `${String(callers).padEnd(8)} ${fmt(o.throughput).padStart(10)} ${fmt(o.p50).padStart(6)} ${fmt(o.p99).padStart(6)} ${fmt(o.max).padStart(6)} ${String(o.errors).padStart(4)}` +
-          ` | ${fmt(r.throughput).padStart(9)} ${fmt(r.p50).padStart(6)} ${fmt(r.p99).padStart(6)} ${fmt(r.max).padStart(6)} | ${(o.throughput / r.throughput).toFixed(2).padStart(5)} | ${mode(o)} / ${mode(r)}`,
-      );
-    }
-    out.push('', 'CPU per round trip (µs, user + system, from /proc; RabbitMQ: its whole server, other users included):');
-    out.push(`${'callers'.padEnd(8)} ${'side'.padEnd(5)} ${['client', 'server', 'rabbitmq', 'total'].map((n) => n.padStart(9)).join(' ')}`);
-    for (const row of rows) {
-      for (const side of ['ours', 'raw'] as const) {
-        const cpu = row[side].cpu;
-        out.push(`${String(row.callers).padEnd(8)} ${side.padEnd(5)} ${['client', 'server', 'rabbitmq', 'total'].map((n) => (cpu[n] ?? 0).toFixed(0).padStart(9)).join(' ')}`);
-      }
-    }
-    const missed = rows.filter((r) => r.ours.throughput / r.raw.throughput < RATIO_TARGET).map((r) => r.callers);
-    const modes = rows.filter((r) => fortyMsMode(r.ours) || fortyMsMode(r.raw)).map((r) => r.callers);
-    const errors = rows.reduce((n, r) => n + r.ours.errors + r.raw.errors, 0);
-    out.push('');
-    out.push(`ours/raw throughput ≥ ${RATIO_TARGET} at every caller count: ${missed.length ? `MISSED (${missed.join(', ')} callers)` : 'ok'}`);
-    out.push(`40 ms mode: ${modes.length ? `FOUND (${modes.join(', ')} callers)` : 'none'}; errors: ${errors}`);
-    console.log(out.join('\n'));
-    console.log(JSON.stringify({ bytes: options.bytes, replyBytes: options.replyBytes ?? null, rows, noDelay: { client: clientNoDelay, servers: serverNoDelay }, load: loadavg() }));
-    return missed.length === 0 && modes.length === 0 && errors === 0 ? 0 : 1;
+    return report(options, rows, { client: clientNoDelay, servers: serverNoDelay });
   } finally {
     await ours?.onApplicationShutdown().catch(() => undefined);
     await raw?.close().catch(() => undefined);
