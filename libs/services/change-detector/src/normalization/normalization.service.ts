@@ -168,7 +168,7 @@ export class NormalizationService {
       }>(
         `SELECT id::text AS id, listing_make, listing_model, ocd_make_name, ocd_model_name FROM auctions
          WHERE id > $1 AND ($3::text IS NULL OR lower(btrim(listing_make)) = $3)
-         ORDER BY id LIMIT $2`,
+         ORDER BY auctions.id LIMIT $2`,
         [lastId, batchSize, options.listingMakeKey ?? null],
       );
       if (rows.length === 0) break;
