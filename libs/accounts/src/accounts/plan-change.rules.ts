@@ -2,7 +2,7 @@ import { firstRow, Sql } from '@cars/persistence';
 import { effectivePlan, formatLimit, Plan, PlanId, PLANS } from '../plans/plans';
 
 /**
- * SPEC.md's downgrade rule, decided: after a plan change (or a plan lapsing by time), which active
+ * The downgrade rule of docs/api/webhooks.md, decided: after a plan change (or a plan lapsing by time), which active
  * endpoints stay active. The oldest are kept, up to the plan's endpoint allowance (null:
  * unlimited); free and expired plans keep none. Returns the ids to pause. The webhooks service
  * applies it (libs/webhook-store `pauseEndpointsBeyondAllowance`) when it hears of a plan change.

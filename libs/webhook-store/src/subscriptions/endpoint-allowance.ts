@@ -2,7 +2,7 @@ import { endpointsToPause, PLANS } from '@cars/accounts';
 import { rows, Sql } from '@cars/persistence';
 
 /**
- * SPEC.md's downgrade rule, in the caller's transaction (which holds the account row locked, so
+ * The downgrade rule of docs/api/webhooks.md, in the caller's transaction (which holds the account row locked, so
  * concurrent creates and resumes see the result): the account's active endpoints beyond
  * `allowance` (null: unlimited) are paused — the oldest kept — and their pending deliveries
  * canceled. Returns the ids paused.

@@ -1,7 +1,7 @@
 import { ErrorNames } from '@cars/contracts';
 import { ApiException } from '../http/api-exception';
 
-/** The 401 answers of authentication, with SPEC.md's error values (admission's 403/429: metering/admission.errors.ts). */
+/** The 401 answers of authentication, with the error values of docs/api/accounts.md (admission's 403/429: metering/admission.errors.ts). */
 
 const HOW_TO_AUTHENTICATE = 'send it in the Authorization header as "Authorization: Bearer <API_KEY>"';
 

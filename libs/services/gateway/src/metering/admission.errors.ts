@@ -2,7 +2,7 @@ import { ErrorNames } from '@cars/contracts';
 import { formatLimit, paidFeatureRefusal, Plan, PlanId } from '@cars/accounts';
 import { ApiException } from '../http/api-exception';
 
-/** The 403/429 answers of request admission (plan, burst limit, requests in flight, monthly allowance), with SPEC.md's error values. */
+/** The 403/429 answers of request admission (plan, burst limit, requests in flight, monthly allowance), with the error values of docs/api/accounts.md. */
 
 /**
  * 403 when the account lacks what the route requires (an active paid plan; for webhook changes a

@@ -3,7 +3,7 @@ import { pauseEndpointsBeyondAllowance } from '@cars/webhook-store';
 import { PoolClient } from 'pg';
 
 /**
- * SPEC.md's downgrade rule for one account, in the caller's transaction: the account row is
+ * The downgrade rule of docs/api/webhooks.md for one account, in the caller's transaction: the account row is
  * locked (creates and resumes lock it too, so they see the result), then the active endpoints
  * beyond the allowance of the plan in force are paused, the newest first, and their pending
  * deliveries canceled. Upgrading resumes nothing. Returns the ids paused.

@@ -8,7 +8,7 @@ import { DEFAULT_PLAN_SWEEP_INTERVAL_MS, WEBHOOKS_OPTIONS, WebhooksOptions } fro
 import { enforceEndpointAllowance } from './endpoint-allowance';
 
 /**
- * SPEC.md's downgrade rule, applied by the owner of the endpoints. A plan change is announced: the
+ * The downgrade rule of docs/api/webhooks.md, applied by the owner of the endpoints. A plan change is announced: the
  * `accounts` row's update notifies `account_changes` at commit (migration AccountChangeNotify),
  * and the account named is checked at once — endpoints beyond the allowance of the plan in force
  * paused, the newest first, their pending work canceled. Every interval, and whenever the listening
