@@ -107,6 +107,9 @@ const ms = (x: number) => (Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(0) : x
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const pct = (s: Summary) => `p50 ${ms(s.p50)} ms, p90 ${ms(s.p90)} ms, p99 ${ms(s.p99)} ms, max ${ms(s.max)} ms`;
 
+/** Transactions among the journeys: distinct transaction start times (`now()` is one value per transaction). */
+const transactions = (path: readonly Journey[], at: (j: Journey) => number) => new Set(path.map(at)).size;
+
 interface Bench {
   topology: Topology;
   receiver: Receiver;
@@ -168,7 +171,15 @@ async function measureRate(bench: Bench, rate: number): Promise<number> {
   );
   stageLines('stages (the relay is a branch: the fan-out is woken at the events commit too, so "relayed → claimed" < 0 when the claim came first):', pipelineStages(path));
   const claimFirst = path.filter((j) => j.claimed !== null && j.relayed !== null && j.claimed < j.relayed).length;
-  out(`    claimed before the relay had published: ${claimFirst} of ${path.length}`);
+  const fanOutAfterRelay = path.filter((j) => j.relayed !== null && j.fannedOut > j.relayed).length;
+  out(
+    `    claimed before the relay's transaction began: ${claimFirst} of ${path.length}; ` +
+      `fanned out by a pass that began after the relay's transaction: ${fanOutAfterRelay} of ${path.length}`,
+  );
+  out(
+    `    change-detector batches: ${transactions(path, (j) => j.applied)} (${(path.length / transactions(path, (j) => j.applied)).toFixed(1)} observations each); ` +
+      `fan-out transactions: ${transactions(path, (j) => j.fannedOut)} (${(path.length / transactions(path, (j) => j.fannedOut)).toFixed(1)} deliveries each)`,
+  );
   stageLines('the delivery path, stage by stage (adds up to publish → first byte):', criticalPath(path));
   return lost;
 }

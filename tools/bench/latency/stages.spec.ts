@@ -3,8 +3,10 @@ import { criticalPath, histogram, Journey, pipelineStages, summarizeMs } from '.
 const journey = (over: Partial<Journey> = {}): Journey => ({
   published: 1000,
   applied: 1006,
+  committed: 1008,
   relayed: 1020,
   fannedOut: 1009,
+  fanOutCommitted: 1010.5,
   claimed: 1012,
   firstByte: 1014.5,
   ...over,
@@ -25,12 +27,13 @@ describe('pipelineStages', () => {
 describe('criticalPath', () => {
   it('splits each journey into stages that add up to publish → first byte', () => {
     const stages = criticalPath([journey(), journey({ firstByte: 1100 })]);
-    expect(stages.map((s) => s.ms)).toEqual([[6, 6], [3, 3], [3, 3], [2.5, 88]]);
+    expect(stages.map((s) => s.ms)).toEqual([[6, 6], [2, 2], [1, 1], [1.5, 1.5], [1.5, 1.5], [2.5, 88]]);
     for (let i = 0; i < 2; i += 1) expect(stages.reduce((sum, s) => sum + s.ms[i], 0)).toBe([14.5, 100][i]);
   });
 
-  it('leaves out journeys without a claim stamp', () => {
-    expect(criticalPath([journey({ claimed: null })]).every((s) => s.ms.length === 0)).toBe(true);
+  it('leaves out journeys lacking a stamp', () => {
+    const lacking = [journey({ claimed: null }), journey({ committed: null }), journey({ fanOutCommitted: null })];
+    expect(criticalPath(lacking).every((s) => s.ms.length === 0)).toBe(true);
   });
 });
 

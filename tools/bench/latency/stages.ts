@@ -10,10 +10,14 @@ export interface Journey {
   published: number;
   /** `events.created_at`: the change-detector's batch transaction started (its `now()`). */
   applied: number;
+  /** That transaction began to commit (the bench's deferred trigger). */
+  committed: number | null;
   /** `events.published_at`: the relay's transaction that published it to `auction.events` (its `now()`). */
   relayed: number | null;
   /** `webhook_deliveries.created_at`: the fan-out transaction that made its delivery (its `now()`). */
   fannedOut: number;
+  /** That transaction began to commit (the bench's deferred trigger). */
+  fanOutCommitted: number | null;
   /** The lease statement of the claim that took the delivery (`clock_timestamp()` at its end). */
   claimed: number | null;
   /** The receiver had the request's headers. */
@@ -49,14 +53,20 @@ export function pipelineStages(journeys: readonly Journey[]): Stage[] {
   ];
 }
 
-/** The delivery path stage by stage: each journey's stages add up to publish → first byte. */
+/** The delivery path stage by stage: each journey's stages add up to publish → first byte (journeys with every stamp). */
 export function criticalPath(journeys: readonly Journey[]): Stage[] {
-  const complete = journeys.filter((j) => j.claimed !== null);
+  const complete = journeys.filter((j) => j.committed !== null && j.fanOutCommitted !== null && j.claimed !== null);
+  const stage = (name: string, from: (j: Journey) => number, to: (j: Journey) => number): Stage => ({
+    name,
+    ms: complete.map((j) => to(j) - from(j)),
+  });
   return [
-    { name: 'publish → event row (queued, batch window, transaction start)', ms: complete.map((j) => j.applied - j.published) },
-    { name: 'event row → delivery row (the batch commits, the fan-out pass starts)', ms: complete.map((j) => j.fannedOut - j.applied) },
-    { name: 'delivery row → claimed (fan-out commit, wake-up, claim)', ms: complete.map((j) => j.claimed! - j.fannedOut) },
-    { name: 'claimed → first byte (commit, sign, connect/send)', ms: complete.map((j) => j.firstByte - j.claimed!) },
+    stage('publish → batch transaction starts (queue, consumer batch window)', (j) => j.published, (j) => j.applied),
+    stage('batch transaction → its commit (change-detector applies the batch)', (j) => j.applied, (j) => j.committed!),
+    stage('commit → fan-out transaction starts (WAL flush, wake-up, pass)', (j) => j.committed!, (j) => j.fannedOut),
+    stage('fan-out transaction → its commit', (j) => j.fannedOut, (j) => j.fanOutCommitted!),
+    stage('fan-out commit → claimed (wake-up, claim transaction)', (j) => j.fanOutCommitted!, (j) => j.claimed!),
+    stage('claimed → first byte (claim commit, sign, send)', (j) => j.claimed!, (j) => j.firstByte),
   ];
 }
 

@@ -31,14 +31,14 @@ export interface Topology {
 /**
  * A database of its own (migrated, reference loaded) and a vhost of its own; one account on the
  * 100K plan with one subscription to `auction.created` at the receiver, made by the webhook store's
- * repository as the webhooks service makes it; and the claim stamp (below).
+ * repository as the webhooks service makes it; and the bench's stamps (below).
  */
 export async function setUp(receiver: Receiver): Promise<Topology> {
   const databaseUrl = await createDatabase(NAME);
   const rabbitUrl = createVhost(NAME);
   const db = await createDataSource({ url: databaseUrl, poolSize: 4, applicationName: BENCH_APPLICATION }).initialize();
   await migrateAndLoadReference(db);
-  await addClaimStamp(db);
+  await addStamps(db);
   const masterKey = generateMasterKey();
   const secret = generateSigningSecret();
   const pool = pgPoolOf(db);
@@ -53,13 +53,16 @@ export async function setUp(receiver: Receiver): Promise<Topology> {
 }
 
 /**
- * When each delivery was claimed: the claim's lease statement sets `status = 'sending'`, and the
- * recording of the outcome clears the lease again, so the bench's database alone gets a statement
- * trigger (transition tables: one INSERT per claim, not per row) copying the moment the lease
- * statement ended (`clock_timestamp()`; its commit follows at once) into an unlogged side table.
- * Nothing of the product reads it.
+ * Stamps the product's rows do not keep, into unlogged side tables of the bench's database only
+ * (nothing of the product reads them; each costs an insert of a few µs per row):
+ * - when each delivery was claimed: the claim's lease statement sets `status = 'sending'` and the
+ *   recording of the outcome clears the lease again, so a statement trigger (transition tables)
+ *   copies the moment the lease statement ended (`clock_timestamp()`; the claim commits next);
+ * - when the transactions that wrote an event row (the change-detector's batch) and a delivery
+ *   row (the fan-out pass) began to commit: deferred constraint triggers run at COMMIT, before its
+ *   WAL flush (`clock_timestamp()` of the row's trigger; a batch's rows are stamped one after the other).
  */
-async function addClaimStamp(db: DataSource): Promise<void> {
+async function addStamps(db: DataSource): Promise<void> {
   await db.query(`CREATE UNLOGGED TABLE bench_latency_claims (delivery_id uuid NOT NULL, claimed_at timestamptz NOT NULL)`);
   await db.query(`
     CREATE FUNCTION bench_latency_claimed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -73,6 +76,18 @@ async function addClaimStamp(db: DataSource): Promise<void> {
     CREATE TRIGGER bench_latency_claimed AFTER UPDATE ON webhook_deliveries
     REFERENCING OLD TABLE AS before_lease NEW TABLE AS leased
     FOR EACH STATEMENT EXECUTE FUNCTION bench_latency_claimed()`);
+  await db.query(`CREATE UNLOGGED TABLE bench_latency_commits (tbl text NOT NULL, id text NOT NULL, committed_at timestamptz NOT NULL)`);
+  await db.query(`
+    CREATE FUNCTION bench_latency_committed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO bench_latency_commits (tbl, id, committed_at) VALUES (TG_TABLE_NAME, NEW.id::text, clock_timestamp());
+      RETURN NULL;
+    END $$`);
+  for (const table of ['events', 'webhook_deliveries']) {
+    await db.query(`
+      CREATE CONSTRAINT TRIGGER bench_latency_committed AFTER INSERT ON ${table}
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bench_latency_committed()`);
+  }
 }
 
 /**
@@ -184,18 +199,27 @@ export async function journeys(
   const rows: {
     sid: string;
     applied: number;
+    committed: number | null;
     relayed: number | null;
     fanned: number;
+    fanCommitted: number | null;
     claimed: number | null;
   }[] = await db.query(
-    `SELECT a.source_auction_id AS sid,
+    `WITH commits AS (SELECT tbl, id, min(committed_at) AS at FROM bench_latency_commits GROUP BY tbl, id),
+          claims AS (SELECT delivery_id, min(claimed_at) AS at FROM bench_latency_claims GROUP BY delivery_id)
+     SELECT a.source_auction_id AS sid,
             extract(epoch FROM e.created_at) * 1000 AS applied,
+            extract(epoch FROM ce.at) * 1000 AS committed,
             extract(epoch FROM e.published_at) * 1000 AS relayed,
             extract(epoch FROM d.created_at) * 1000 AS fanned,
-            (SELECT extract(epoch FROM min(c.claimed_at)) * 1000 FROM bench_latency_claims c WHERE c.delivery_id = d.id) AS claimed
+            extract(epoch FROM cd.at) * 1000 AS "fanCommitted",
+            extract(epoch FROM k.at) * 1000 AS claimed
        FROM auctions a
        JOIN events e ON e.auction_id = a.id AND e.type = 'auction.created'
        JOIN webhook_deliveries d ON d.event_id = e.id
+       LEFT JOIN commits ce ON ce.tbl = 'events' AND ce.id = e.id
+       LEFT JOIN commits cd ON cd.tbl = 'webhook_deliveries' AND cd.id = d.id::text
+       LEFT JOIN claims k ON k.delivery_id = d.id
       WHERE a.source = 'bringatrailer' AND a.source_auction_id = ANY($1::text[])`,
     [ids],
   );
@@ -203,8 +227,10 @@ export async function journeys(
   return rows.map((row) => ({
     published: sent.get(row.sid)!,
     applied: local(row.applied)!,
+    committed: local(row.committed),
     relayed: local(row.relayed),
     fannedOut: local(row.fanned)!,
+    fanOutCommitted: local(row.fanCommitted),
     claimed: local(row.claimed),
     firstByte: receiver.arrivals.get(row.sid)!.at,
   }));
