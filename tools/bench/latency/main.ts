@@ -160,7 +160,7 @@ async function measureRate(bench: Bench, rate: number): Promise<number> {
   const base = summarizeMs(floor.ms);
   out('');
   out(
-    `${rate.toFixed(rate < 10 ? 1 : 0)} observations/s (${achieved.toFixed(1)}/s achieved) for ${options.seconds} s: ${count} published, ` +
+    `${rate.toFixed(rate < 10 ? 1 : 0)} observations/s (${achieved.toFixed(1)}/s achieved) for ${(count / rate).toFixed(0)} s: ${count} published, ` +
       `${count - lost} delivered, lost ${lost}; load average ${loadBefore} → ${load()}`,
   );
   out(`  publish → receiver's first byte: ${pct(all)}`);
