@@ -196,42 +196,31 @@ export async function journeys(
   offsetMs: number,
 ): Promise<Journey[]> {
   const ids = [...sent.keys()].filter((id) => receiver.arrivals.has(id));
-  const rows: {
-    sid: string;
-    applied: number;
-    committed: number | null;
-    relayed: number | null;
-    fanned: number;
-    fanCommitted: number | null;
-    claimed: number | null;
-  }[] = await db.query(
-    `WITH commits AS (SELECT tbl, id, min(committed_at) AS at FROM bench_latency_commits GROUP BY tbl, id),
-          claims AS (SELECT delivery_id, min(claimed_at) AS at FROM bench_latency_claims GROUP BY delivery_id)
-     SELECT a.source_auction_id AS sid,
+  const rows: { sid: string; eid: string; did: string; applied: number; relayed: number | null; fanned: number }[] = await db.query(
+    `SELECT a.source_auction_id AS sid, e.id AS eid, d.id::text AS did,
             extract(epoch FROM e.created_at) * 1000 AS applied,
-            extract(epoch FROM ce.at) * 1000 AS committed,
             extract(epoch FROM e.published_at) * 1000 AS relayed,
-            extract(epoch FROM d.created_at) * 1000 AS fanned,
-            extract(epoch FROM cd.at) * 1000 AS "fanCommitted",
-            extract(epoch FROM k.at) * 1000 AS claimed
+            extract(epoch FROM d.created_at) * 1000 AS fanned
        FROM auctions a
        JOIN events e ON e.auction_id = a.id AND e.type = 'auction.created'
        JOIN webhook_deliveries d ON d.event_id = e.id
-       LEFT JOIN commits ce ON ce.tbl = 'events' AND ce.id = e.id
-       LEFT JOIN commits cd ON cd.tbl = 'webhook_deliveries' AND cd.id = d.id::text
-       LEFT JOIN claims k ON k.delivery_id = d.id
       WHERE a.source = 'bringatrailer' AND a.source_auction_id = ANY($1::text[])`,
     [ids],
   );
-  const local = (t: number | string | null) => (t === null ? null : Number(t) - offsetMs);
+  // The side tables have no index (an insert per row is what they cost the pipeline): read them whole, match here.
+  const stamps = async (sql: string) =>
+    new Map(((await db.query(sql)) as { id: string; at: number }[]).map((row) => [row.id, Number(row.at)]));
+  const commits = await stamps(`SELECT tbl || ':' || id AS id, extract(epoch FROM min(committed_at)) * 1000 AS at FROM bench_latency_commits GROUP BY 1`);
+  const claims = await stamps(`SELECT delivery_id::text AS id, extract(epoch FROM min(claimed_at)) * 1000 AS at FROM bench_latency_claims GROUP BY 1`);
+  const local = (t: number | string | null | undefined) => (t === null || t === undefined ? null : Number(t) - offsetMs);
   return rows.map((row) => ({
     published: sent.get(row.sid)!,
     applied: local(row.applied)!,
-    committed: local(row.committed),
+    committed: local(commits.get(`events:${row.eid}`)),
     relayed: local(row.relayed),
     fannedOut: local(row.fanned)!,
-    fanOutCommitted: local(row.fanCommitted),
-    claimed: local(row.claimed),
+    fanOutCommitted: local(commits.get(`webhook_deliveries:${row.did}`)),
+    claimed: local(claims.get(row.did)),
     firstByte: receiver.arrivals.get(row.sid)!.at,
   }));
 }
