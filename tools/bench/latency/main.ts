@@ -24,9 +24,9 @@ import { bareLoop, clock, ObservationPublisher, Receiver } from './traffic';
  * a histogram), the lost (not arrived by `--drain-seconds` after the last publish) and the time
  * in each stage from the database's stamps: the event row (`events.created_at`, the
  * change-detector's batch transaction start), the relay (`events.published_at`), the delivery row
- * (`webhook_deliveries.created_at`, the fan-out transaction start), the claim (a statement
- * trigger of the bench's database copies the moment of the lease into a side table, since
- * recording the outcome clears the lease), the receiver's arrival. The database's clock is
+ * (`webhook_deliveries.created_at`, the fan-out transaction start), the claim and the commits of
+ * the batch and of the fan-out (triggers of the bench's database only write them to side tables:
+ * recording the outcome clears the lease, and no row keeps a commit time), the receiver's arrival. The database's clock is
  * converted to this process's with an offset measured at the start (same system clock: it is
  * printed, a few tens of µs).
  *
