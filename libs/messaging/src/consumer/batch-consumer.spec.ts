@@ -193,6 +193,25 @@ describe('BatchConsumer', () => {
       expect(batches.map((b) => bodies(b.messages))).toEqual([['a', 'b']]);
     });
 
+    it('without a window, starts on the next turn with what one read brought, and gathers while every slot is busy', async () => {
+      const { channel, batches } = await started({ batchSize: 10, concurrency: 1 });
+      channel.deliver('a');
+      channel.deliver('b');
+      expect(batches).toHaveLength(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['a', 'b']]);
+      channel.deliver('c');
+      await new Promise((resolve) => setImmediate(resolve));
+      channel.deliver('d');
+      await new Promise((resolve) => setImmediate(resolve));
+      // The only slot is busy: c and d wait together, and start the moment it is free.
+      expect(batches).toHaveLength(1);
+      batches[0].resolve();
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['a', 'b'], ['c', 'd']]);
+    });
+
     it('runs at most `concurrency` batches at once and starts the next when one finishes', async () => {
       const { channel, batches, consumer } = await started({ batchSize: 2, concurrency: 2 });
       channel.deliverMany(7);

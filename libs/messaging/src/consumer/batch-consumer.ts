@@ -60,7 +60,11 @@ export interface BatchConsumerOptions {
   handle: BatchHandler;
   /** Messages per batch (default 100). */
   batchSize?: number;
-  /** How long a lone message waits for company before its batch starts (default 5 ms). */
+  /**
+   * How long a lone message waits for company before its batch starts. Default 0: no window — a
+   * batch starts on the next turn of the event loop with what has arrived, and batches grow by
+   * themselves while every slot is busy (load), so nothing waits when the consumer is idle.
+   */
   maxWaitMs?: number;
   /** Batches in flight at once (default 1). */
   concurrency?: number;
@@ -98,8 +102,8 @@ interface Refusal {
 const MAX_REASON_LENGTH = 2000;
 
 /**
- * Consumes one durable queue in batches: messages are buffered until `batchSize` arrived or
- * `maxWaitMs` passed, up to `concurrency` batches run at once, and a batch is acknowledged after
+ * Consumes one durable queue in batches: messages are buffered until `batchSize` arrived, a slot
+ * is free (on the next turn of the event loop), or `maxWaitMs` passed when one is set; up to `concurrency` batches run at once, and a batch is acknowledged after
  * its handler resolved. Messages the handler refuses are published to the dead-letter queue with
  * the reason in a header and acknowledged, so they never block the queue. When the handler throws
  * (its database is down) the whole batch goes back to the queue after a pause. Acknowledgements
@@ -120,7 +124,7 @@ export class BatchConsumer {
   private readonly supervisions: ChannelSupervision[] = [];
   private publishChannel?: ChannelWrapper;
   private buffer: Delivery[] = [];
-  private timer?: NodeJS.Timeout;
+  private timer?: NodeJS.Timeout | NodeJS.Immediate;
   private inFlight = 0;
   /** Callers of `stop()` waiting for the batches in flight. */
   private readonly drainWaiters: (() => void)[] = [];
@@ -133,7 +137,7 @@ export class BatchConsumer {
   constructor(private readonly options: BatchConsumerOptions) {
     this.logger = new Logger(options.name);
     this.batchSize = options.batchSize ?? 100;
-    this.maxWaitMs = options.maxWaitMs ?? 5;
+    this.maxWaitMs = options.maxWaitMs ?? 0;
     this.concurrency = options.concurrency ?? 1;
     this.prefetch = options.prefetch ?? this.batchSize * (this.concurrency + 1);
     this.retry = options.retry ?? { baseMs: 400, maxMs: 10_000 };
@@ -178,8 +182,7 @@ export class BatchConsumer {
     this.stopping = true;
     this.stopped.abort();
     for (const supervision of this.supervisions.splice(0)) supervision.stop();
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.clearTimer();
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
     this.buffer = [];
     await this.consumeChannel?.close().catch(() => undefined);
@@ -198,10 +201,22 @@ export class BatchConsumer {
     consumerMetrics.consumed.inc({ queue: this.options.queue });
     this.buffer.push(delivery);
     if (this.buffer.length >= this.batchSize) this.dispatch();
-    else this.timer ??= setTimeout(() => {
-      this.timer = undefined;
-      this.dispatch();
-    }, this.maxWaitMs);
+    else if (!this.timer) {
+      const start = () => {
+        this.timer = undefined;
+        this.dispatch();
+      };
+      // 0: the batch starts on the next turn of the event loop, with every message the same read
+      // of the socket brought; while all slots are busy, messages gather until one is free.
+      this.timer = this.maxWaitMs > 0 ? setTimeout(start, this.maxWaitMs) : setImmediate(start);
+    }
+  }
+
+  private clearTimer(): void {
+    if (this.timer === undefined) return;
+    if (this.maxWaitMs > 0) clearTimeout(this.timer as NodeJS.Timeout);
+    else clearImmediate(this.timer as NodeJS.Immediate);
+    this.timer = undefined;
   }
 
   private dispatch(): void {

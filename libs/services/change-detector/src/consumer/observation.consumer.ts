@@ -8,7 +8,7 @@ export interface ObservationConsumerOptions {
   url: string;
   /** Observations per transaction. */
   batchSize?: number;
-  /** How long a lone message waits for company before its batch starts. */
+  /** How long a lone message waits for company before its batch starts (default 0: none; batches grow while both slots are busy). */
   maxWaitMs?: number;
   /** Batches in flight at once (each its own transaction). */
   concurrency?: number;
@@ -40,7 +40,7 @@ export class ObservationConsumer {
       topology: assertObservationTopology,
       handle: observationBatchHandler(processor),
       batchSize: options.batchSize ?? 1000,
-      maxWaitMs: options.maxWaitMs ?? 5,
+      maxWaitMs: options.maxWaitMs ?? 0,
       concurrency: options.concurrency ?? 2,
       prefetch: options.prefetch,
       deadLetter: {

@@ -74,6 +74,38 @@ describe('OutboxRelay wake-ups (LISTEN through PgListener)', () => {
     expect(sink.ids).toEqual([first, second]);
   });
 
+  it('leaves the event rows unlocked while the broker confirms, and relays of two processes take turns', async () => {
+    const ids = [await insertEvent(), await insertEvent()];
+    let release!: () => void;
+    const confirmed = new Promise<void>((resolve) => (release = resolve));
+    const held: string[] = [];
+    const slow: EventPublisher = {
+      publish: async (events) => {
+        held.push(...events.map((e) => e.id));
+        await confirmed;
+      },
+    };
+    const first = new OutboxRelay(db, slow, { pollIntervalMs: POLL_MS });
+    const second = new OutboxRelay(db, new Sink(), { pollIntervalMs: POLL_MS });
+    const publishing = first.relayOnce();
+    let waiting: Promise<number> | undefined;
+    try {
+      await until('the first relay publishing', () => held.length === 2);
+      // What the delivery worker's fan-out does: claim the unfanned rows, passing by locked ones.
+      const claimable = await db.query(`SELECT id FROM events WHERE fanned_out_at IS NULL ORDER BY seq FOR UPDATE SKIP LOCKED`);
+      expect(claimable.map((r: { id: string }) => r.id)).toEqual(ids);
+      // A second relay waits for its turn, then finds nothing left to publish.
+      waiting = second.relayOnce();
+      const early = await Promise.race([waiting, new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
+      expect(early).toBe('waiting');
+    } finally {
+      // Never leave the first relay's transaction open (the clean-up would wait on it).
+      release();
+    }
+    expect(await publishing).toBe(2);
+    expect(await waiting).toBe(0);
+  });
+
   it('listens again after the server cuts its connection, and publishes what was written meanwhile', async () => {
     const sink = new Sink();
     relay = new OutboxRelay(db, sink, { listenUrl: database.url, pollIntervalMs: POLL_MS });

@@ -16,14 +16,21 @@ export interface OutboxRelayOptions {
   listenUrl?: string;
 }
 
+/**
+ * The relays' turn (`pg_advisory_xact_lock(int, int)`: the two-key form, a lock space apart from
+ * the one-key auction locks of the consumer).
+ */
+const RELAY_LOCK = [727, 2] as const;
+
 /** The relay's options in the module (the module option `relay`, with the LISTEN URL). */
 export const OUTBOX_RELAY_OPTIONS = Symbol('OUTBOX_RELAY_OPTIONS');
 
 /**
  * Publishes unpublished outbox events in `seq` order and marks them published, in one
- * transaction per batch that holds the rows (`FOR UPDATE SKIP LOCKED`): several relays share
- * the work, and a crash between publish and commit republishes with the same event ids (at
- * least once). Woken by `NOTIFY auction_events_outbox` (`NotifyChannels.AuctionEventsOutbox`) after each commit that wrote events,
+ * transaction per batch. Relays of several processes take turns (a transaction-scoped advisory
+ * lock; the next one reads what the last one left), so events go out in `seq` order, and a crash
+ * between publish and commit republishes with the same event ids (at least once). The event rows
+ * are locked only by the closing UPDATE, for the moment before the commit. Woken by `NOTIFY auction_events_outbox` (`NotifyChannels.AuctionEventsOutbox`) after each commit that wrote events,
  * with a slow poll as a safety net.
  */
 @Injectable()
@@ -95,6 +102,10 @@ export class OutboxRelay {
   /** Publishes one batch; returns how many events went out. */
   async relayOnce(): Promise<number> {
     return withTransaction(this.pool, async (client) => {
+      // One relay at a time, by a lock of its own rather than the event rows' locks: the delivery
+      // worker's fan-out claims the same rows (FOR UPDATE SKIP LOCKED), and rows held here for
+      // the broker's confirms would make it pass them by and wait for the next wake-up.
+      await client.query({ name: 'relay_turn', text: `SELECT pg_advisory_xact_lock($1, $2)`, values: [...RELAY_LOCK] });
       // payload is `json`: its text is the envelope exactly as written, published as is.
       const { rows } = await client.query<{
         seq: string;
@@ -111,8 +122,7 @@ export class OutboxRelay {
           SELECT e.seq::text AS seq, e.id, e.type, e.created_at, e.payload::text AS body,
                  e.make, e.source, e.auction_id::text AS auction_id
           FROM events e WHERE e.published_at IS NULL
-          ORDER BY e.seq LIMIT $1
-          FOR UPDATE SKIP LOCKED`,
+          ORDER BY e.seq LIMIT $1`,
         values: [this.batchSize],
       });
       if (rows.length === 0) return 0;
