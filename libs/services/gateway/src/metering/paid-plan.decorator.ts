@@ -6,7 +6,7 @@ export const PAID_PLAN = 'cars:paid-plan';
 export interface PaidPlanRequirement {
   /** What the route offers, for the 403 message: "Pricing statistics", "Webhooks"… */
   feature: string;
-  /** Also require a verified email address (webhook creation, SPEC.md rule 4). */
+  /** Also require a verified email address (webhook creation: docs/api/webhooks.md). */
   verifiedEmail: boolean;
 }
 
