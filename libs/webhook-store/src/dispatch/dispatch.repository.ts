@@ -3,9 +3,11 @@ import { rows, Sql } from '@cars/persistence';
 import { PoolClient } from 'pg';
 import { nextAttemptSql } from './schedule';
 
-/** A due delivery the fair claim picked (locked for the claim's transaction), with its endpoint's signing material. */
+/** A due delivery the fair claim picked and leased, with its endpoint's signing material. */
 export interface DueDeliveryRow {
   id: string;
+  /** The lease's token: only this claim may record the attempt's outcome. */
+  lease_token: string;
   subscription_id: string;
   account_id: string;
   event_id: string;
@@ -20,9 +22,14 @@ export interface DueDeliveryRow {
   failing: boolean;
 }
 
-/** What the fair claim may take: see `DispatchRepository.pickDueFairly`. */
+/** What the fair claim may take, and the lease it puts on what it takes: see `DispatchRepository.claimDueFairly`. */
 export interface FairPick {
   limit: number;
+  /** How long the lease lasts. */
+  leaseSeconds: number;
+  /** The billing period whose unit each delivery holds (recorded on the row); none for the event type given. */
+  period: string;
+  freeEventType: string;
   /** Endpoints whose circuit this claim just turned `half_open`: one delivery each. */
   probes: readonly string[];
   /** What this worker already holds, per endpoint and per account. */
@@ -102,7 +109,9 @@ export class DispatchRepository {
   }
 
   /**
-   * Up to `limit` due deliveries, picked fairly and locked (rows another worker holds are skipped):
+   * Up to `limit` due deliveries, picked fairly and leased as `sending` in the same statement (rows
+   * another worker holds are skipped), each under a new token and holding a unit of `period`
+   * (none for `freeEventType`):
    * - per endpoint, a short index range (`webhook_deliveries_fair_idx`): its due first attempts
    *   before its due retries, oldest first, up to what the endpoint may hold — `prefetch` while
    *   its last attempt succeeded, one while it is failing or probed — less what is held of it;
@@ -110,10 +119,11 @@ export class DispatchRepository {
    *   before retries across endpoints;
    * - an account gets at most `accountShare`, less what it holds;
    * - an endpoint whose circuit is open is skipped, unless it is probed.
-   * Run it with `enable_sort = off` and `jit = off` (see the caller's settings).
+   * Returned in the pick's order. Run it with `enable_sort = off` and `jit = off` (see the
+   * caller's settings).
    */
-  async pickDueFairly(tx: PoolClient, pick: FairPick): Promise<DueDeliveryRow[]> {
-    const { rows: picked } = await tx.query<DueDeliveryRow>({
+  async claimDueFairly(tx: PoolClient, pick: FairPick): Promise<DueDeliveryRow[]> {
+    const { rows: picked } = await tx.query<DueDeliveryRow & { rank: string }>({
       name: 'delivery-claim',
       text: `WITH candidates AS (
            SELECT c.id, s.id AS subscription_id, s.account_id, c.event_id, c.event_type, c.payload, c.attempts > 0 AS retry,
@@ -151,14 +161,22 @@ export class DispatchRepository {
          ), shares AS (
            SELECT t.*, row_number() OVER (PARTITION BY t.account_id ORDER BY t.retry, t.turn, t.next_attempt_at, t.id) AS share
              FROM turns t
+         ), picked AS (
+           SELECT x.*, row_number() OVER (ORDER BY x.retry, x.turn, x.next_attempt_at, x.id) AS rank
+             FROM shares x
+             LEFT JOIN unnest($6::uuid[], $7::int[]) AS a(id, n) ON a.id = x.account_id
+            WHERE x.share <= $8::int - coalesce(a.n, 0)
+            ORDER BY x.retry, x.turn, x.next_attempt_at, x.id
+            LIMIT $1
          )
-         SELECT x.id, x.subscription_id, x.account_id, x.event_id, x.event_type, x.payload, x.url, x.secret_ciphertext,
-                x.secret_key_id, x.previous_ciphertext, x.previous_key_id, x.probe, x.failing
-           FROM shares x
-           LEFT JOIN unnest($6::uuid[], $7::int[]) AS a(id, n) ON a.id = x.account_id
-          WHERE x.share <= $8::int - coalesce(a.n, 0)
-          ORDER BY x.retry, x.turn, x.next_attempt_at, x.id
-          LIMIT $1`,
+         UPDATE webhook_deliveries AS d
+            SET status = 'sending', lease_token = gen_random_uuid(),
+                reserved_period = CASE WHEN p.event_type <> $12 THEN $11::text END,
+                lease_expires_at = now() + make_interval(secs => $10::float8), updated_at = now()
+           FROM picked p
+          WHERE d.id = p.id
+         RETURNING p.rank, d.id, d.lease_token, p.subscription_id, p.account_id, p.event_id, p.event_type, p.payload, p.url,
+                   p.secret_ciphertext, p.secret_key_id, p.previous_ciphertext, p.previous_key_id, p.probe, p.failing`,
       values: [
         pick.limit,
         pick.probes,
@@ -169,27 +187,27 @@ export class DispatchRepository {
         pick.heldAccounts.map(([, n]) => n),
         pick.accountShare,
         pick.failing,
+        pick.leaseSeconds,
+        pick.period,
+        pick.freeEventType,
       ],
     });
-    return picked;
+    // UPDATE … RETURNING keeps no order: the pick's is its rank.
+    return picked.sort((a, b) => Number(a.rank) - Number(b.rank)).map(({ rank: _rank, ...row }) => row);
   }
 
-  /** Deliveries whose account has no allowance left wait (`waiting_reason: "allowance"`) without using an attempt. */
+  /**
+   * Claimed deliveries whose account has no allowance left: back to `pending`, their lease
+   * undone, waiting (`waiting_reason: "allowance"`) without using an attempt.
+   */
   async waitForAllowance(tx: Sql, ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await tx.query(`UPDATE webhook_deliveries SET waiting_reason = 'allowance', updated_at = now() WHERE id = ANY($1::uuid[])`, [ids]);
-  }
-
-  /** Leases claimed deliveries as `sending`, each with its token and the billing period of the unit it holds (or null). */
-  async lease(tx: Sql, leases: readonly { id: string; token: string; period: string | null }[], leaseSeconds: number): Promise<void> {
-    if (leases.length === 0) return;
     await tx.query(
-      `UPDATE webhook_deliveries AS d
-              SET status = 'sending', lease_token = c.token, reserved_period = c.period,
-                  lease_expires_at = now() + make_interval(secs => $2::float8), updated_at = now()
-             FROM unnest($1::uuid[], $3::uuid[], $4::text[]) AS c(id, token, period)
-            WHERE d.id = c.id`,
-      [leases.map((c) => c.id), leaseSeconds, leases.map((c) => c.token), leases.map((c) => c.period)],
+      `UPDATE webhook_deliveries
+          SET status = 'pending', lease_token = NULL, lease_expires_at = NULL, reserved_period = NULL,
+              waiting_reason = 'allowance', updated_at = now()
+        WHERE id = ANY($1::uuid[])`,
+      [ids],
     );
   }
 

@@ -23,9 +23,19 @@ export interface DeliveryOptions {
   receiverTimeoutMs?: number;
   /**
    * How long a claimed attempt is leased before another worker may recover it, ms: at least the
-   * receiver timeout × (PREFETCH_FACTOR + 1) + 5 s (55 s with the 10 s timeout).
+   * receiver timeout × (LEASE_ROUNDS + 1) + 5 s (55 s with the 10 s timeout). A claimed delivery
+   * still queued when its lease can no longer cover one attempt (`LEASE_MARGIN_MS` more than the
+   * receiver timeout) goes back unsent.
    */
   leaseMs?: number;
+  /**
+   * Claims run ahead of sending by this many rounds per endpoint and per account (default 16):
+   * what an endpoint may hold here is `perEndpointConcurrency` × this, what an account may hold
+   * `accountConcurrency` × this, the process `concurrency` × this. Deeper claims mean fewer
+   * transactions per delivery; an endpoint that fails, or slows until its queued deliveries'
+   * leases run short, hands them back unsent.
+   */
+  prefetchRounds?: number;
   /** The backstop sweep: fan-out, due deliveries, expired leases, allowance waits (default 1 s). */
   sweepIntervalMs?: number;
   /** Attempts in flight per worker process (default 64). */
@@ -55,11 +65,11 @@ export interface DeliveryOptions {
 
 export const DELIVERY_OPTIONS = Symbol('DELIVERY_OPTIONS');
 
-/**
- * Claims run ahead of sending by this many rounds per endpoint (queued in the worker under their
- * lease), so the lease must cover the queue: at least the receiver timeout × (factor + 1).
- */
-export const PREFETCH_FACTOR = 4;
+/** Rounds of receiver timeouts a lease covers beyond the attempt itself: see `leaseMs`. */
+export const LEASE_ROUNDS = 4;
+
+/** What a lease must still have left, beyond the receiver timeout, for a queued delivery's attempt to start. */
+export const LEASE_MARGIN_MS = 5_000;
 
 /** SPEC "Delivery and retries": about 1 minute, 5 minutes, 30 minutes, 2 hours and 8 hours after each failure. */
 export const RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000] as const;
@@ -78,7 +88,8 @@ export function resolveDeliveryOptions(options: DeliveryOptions): ResolvedDelive
     retryDelaysMs: options.retryDelaysMs ?? RETRY_DELAYS_MS,
     retryJitter: options.retryJitter ?? 0.1,
     receiverTimeoutMs,
-    leaseMs: Math.max(options.leaseMs ?? 0, receiverTimeoutMs * (PREFETCH_FACTOR + 1) + 5_000),
+    leaseMs: Math.max(options.leaseMs ?? 0, receiverTimeoutMs * (LEASE_ROUNDS + 1) + LEASE_MARGIN_MS),
+    prefetchRounds: options.prefetchRounds ?? 16,
     sweepIntervalMs: options.sweepIntervalMs ?? 1_000,
     concurrency: options.concurrency ?? 64,
     perEndpointConcurrency: options.perEndpointConcurrency ?? 10,

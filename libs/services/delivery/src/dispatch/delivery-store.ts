@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { commitUsage, getUsage, planInForce, releaseUsage, Reservation, reserveUsage } from '@cars/accounts';
+import { billingPeriod, commitUsage, getUsage, planInForce, releaseUsage, Reservation, reserveUsage } from '@cars/accounts';
 import { EventTypes } from '@cars/contracts';
 import { PG_POOL, Sql, withTransaction } from '@cars/persistence';
 import { delaysInSeconds, DispatchRepository, DueDeliveryRow, RetrySchedule } from '@cars/webhook-store';
 import { Pool, PoolClient } from 'pg';
-import { DELIVERY_OPTIONS, PREFETCH_FACTOR, ResolvedDeliveryOptions } from '../config/delivery.options';
+import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
 import { circuitOpens, interruptedAttempts } from '../metrics/delivery.metrics';
 import { AttemptOutcome } from './attempt-outcome';
 import { afterAttempts, AttemptTally, CircuitPolicy, CircuitState } from './circuit';
@@ -24,6 +23,8 @@ export interface ClaimedDelivery {
   /** The previous secret while a rotation's 24 h overlap lasts. */
   previousSecret: { ciphertext: string; keyId: string } | null;
   leaseToken: string;
+  /** When the lease runs out at the latest, on this process's clock (ms since the epoch): no attempt starts that it cannot cover. */
+  leaseExpiresAt: number;
   /** The unit of allowance held for this attempt (real events only). */
   reservation: Reservation | null;
   /** The one attempt a half-open circuit lets through: its outcome closes or reopens the circuit. */
@@ -91,47 +92,53 @@ export class DeliveryStore {
   }
 
   /**
-   * Claims up to `limit` due deliveries fairly, reserves a unit of allowance for each real event,
-   * and leases them as `sending`, in one transaction:
+   * Claims up to `limit` due deliveries fairly, leases them as `sending` and reserves a unit of
+   * allowance for each real event, in one transaction:
    * 1. probes: endpoints whose open circuit's backoff is over — this worker takes their probe;
-   * 2. the fair pick (`DispatchRepository.pickDueFairly`): per endpoint a short index range, up to
-   *    what it may hold (the full prefetch, `perEndpointConcurrency` × `PREFETCH_FACTOR`, while it
-   *    succeeds; one while it is failing or probed) less what this worker holds of it; endpoints
-   *    take turns, first attempts before retries; an account gets at most `accountConcurrency` ×
-   *    `PREFETCH_FACTOR` less what it holds here; rows another worker holds are skipped;
-   * 3. the allowance, decided per account of the batch (`reserveAllowance`);
-   * 4. the leases; a delivery whose account has no allowance left waits (`waiting_reason:
+   * 2. the fair pick, leased by the same statement (`DispatchRepository.claimDueFairly`): per
+   *    endpoint a short index range, up to what it may hold (the full prefetch,
+   *    `perEndpointConcurrency` × `prefetchRounds`, while it succeeds; one while it is failing or
+   *    probed) less what this worker holds of it; endpoints take turns, first attempts before
+   *    retries; an account gets at most `accountConcurrency` × `prefetchRounds` less what it holds
+   *    here; rows another worker holds are skipped;
+   * 3. the allowance, decided per account of the batch (`reserveAllowance`); a delivery whose
+   *    account has no allowance left goes back to `pending` and waits (`waiting_reason:
    *    "allowance"`) without using an attempt.
    */
   async claim(limit: number, held: Holdings = { endpoints: new Map(), accounts: new Map() }): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const heldEndpoints = [...held.endpoints];
+    // Before the transaction: the lease the database sets runs from a later moment than this.
+    const claimedAt = Date.now();
+    const now = new Date(claimedAt);
     return this.transaction(async (client) => {
       const probes = await this.dispatch.openProbes(client, this.leaseSeconds, heldEndpoints.map(([id]) => id));
-      const picked = await this.dispatch.pickDueFairly(client, {
+      const picked = await this.dispatch.claimDueFairly(client, {
         limit,
+        leaseSeconds: this.leaseSeconds,
+        period: billingPeriod(now).key,
+        freeEventType: EventTypes.WebhookTest,
         probes,
         heldEndpoints,
         heldAccounts: [...held.accounts],
         failing: [...(held.failing ?? [])],
-        prefetch: this.options.perEndpointConcurrency * PREFETCH_FACTOR,
-        accountShare: this.options.accountConcurrency * PREFETCH_FACTOR,
+        prefetch: this.options.perEndpointConcurrency * this.options.prefetchRounds,
+        accountShare: this.options.accountConcurrency * this.options.prefetchRounds,
       });
       if (picked.length === 0) return [];
-      const periods = await reserveAllowance(client, picked);
-      const { claimed, waiting } = this.toClaims(picked, periods);
+      const periods = await reserveAllowance(client, picked, now);
+      const { claimed, waiting } = this.toClaims(picked, periods, claimedAt + this.options.leaseMs);
       await this.dispatch.waitForAllowance(client, waiting);
-      await this.dispatch.lease(
-        client,
-        claimed.map((c) => ({ id: c.id, token: c.leaseToken, period: c.reservation?.period ?? null })),
-        this.leaseSeconds,
-      );
       return claimed;
     }, CLAIM_SETTINGS);
   }
 
-  /** The picked rows that hold a unit (or need none: tests are free) become claims, leased under a new token; the rest wait. */
-  private toClaims(picked: readonly DueDeliveryRow[], periods: ReadonlyMap<string, string>): { claimed: ClaimedDelivery[]; waiting: string[] } {
+  /** The leased rows that hold a unit (or need none: tests are free) become claims; the rest wait. */
+  private toClaims(
+    picked: readonly DueDeliveryRow[],
+    periods: ReadonlyMap<string, string>,
+    leaseExpiresAt: number,
+  ): { claimed: ClaimedDelivery[]; waiting: string[] } {
     const claimed: ClaimedDelivery[] = [];
     const waiting: string[] = [];
     for (const row of picked) {
@@ -155,7 +162,8 @@ export class DeliveryStore {
         secret: { ciphertext: row.secret_ciphertext, keyId: row.secret_key_id },
         previousSecret:
           row.previous_ciphertext && row.previous_key_id ? { ciphertext: row.previous_ciphertext, keyId: row.previous_key_id } : null,
-        leaseToken: randomUUID(),
+        leaseToken: row.lease_token,
+        leaseExpiresAt,
         reservation,
         probe: row.probe,
         inFlightCap: row.failing ? 1 : this.options.perEndpointConcurrency,
@@ -316,11 +324,13 @@ const RESERVE_TRIES = 3;
  * again (a few times at most; then the rows wait, and the next sweep releases them if room
  * remains). Returns the billing period of the unit each delivery holds.
  */
-async function reserveAllowance(client: PoolClient, picked: readonly DueDeliveryRow[]): Promise<Map<string, string>> {
+async function reserveAllowance(client: PoolClient, picked: readonly DueDeliveryRow[], now: Date): Promise<Map<string, string>> {
   const byAccount = new Map<string, DueDeliveryRow[]>();
   for (const row of picked) {
     if (row.event_type === EventTypes.WebhookTest) continue;
-    byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), row]);
+    const accountRows = byAccount.get(row.account_id);
+    if (accountRows) accountRows.push(row);
+    else byAccount.set(row.account_id, [row]);
   }
   const periods = new Map<string, string>();
   for (const [accountId, accountRows] of byAccount) {
@@ -328,12 +338,12 @@ async function reserveAllowance(client: PoolClient, picked: readonly DueDelivery
     if (limit === undefined) continue;
     let units = accountRows.length;
     for (let tries = 0; units > 0 && tries < RESERVE_TRIES; tries += 1) {
-      const reserved = await reserveUsage(client, { accountId, limit, units });
+      const reserved = await reserveUsage(client, { accountId, limit, units, now });
       if (reserved.ok) {
         for (const row of accountRows.slice(0, units)) periods.set(row.id, reserved.reservation.period);
         break;
       }
-      const usage = await getUsage(client, accountId);
+      const usage = await getUsage(client, accountId, now);
       units = Math.min(accountRows.length, limit - usage.used - usage.reserved);
     }
   }

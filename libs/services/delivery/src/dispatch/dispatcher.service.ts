@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { errorMessage } from '@cars/contracts';
 import { SecretCipher, webhookHeaders } from '@cars/signing';
-import { DELIVERY_OPTIONS, PREFETCH_FACTOR, ResolvedDeliveryOptions } from '../config/delivery.options';
+import { DELIVERY_OPTIONS, LEASE_MARGIN_MS, ResolvedDeliveryOptions } from '../config/delivery.options';
 import { countAttempt } from '../metrics/delivery.metrics';
 import { AttemptOutcome } from './attempt-outcome';
 import { ClaimedDelivery, DeliveryStore } from './delivery-store';
@@ -28,10 +28,11 @@ interface Account {
  * Claims due deliveries (fairly across endpoints and accounts: see `DeliveryStore.claim`) and
  * sends them. At most `concurrency` attempts in flight per process, `accountConcurrency` per
  * account and `perEndpointConcurrency` per endpoint — one while the endpoint is failing — so slow
- * or dead receivers cannot starve the others; claims run ahead by a few rounds per endpoint
- * (`PREFETCH_FACTOR`), queued here under their lease, so the database is asked once per batch
+ * or dead receivers cannot starve the others; claims run ahead by several rounds per endpoint
+ * (`prefetchRounds`), queued here under their lease, so the database is asked once per batch
  * rather than once per attempt. A failed attempt hands the endpoint's queue back unsent (no
- * attempt used), and so does its circuit opening. Woken by new deliveries, retries and finished
+ * attempt used), and so does its circuit opening; a queued delivery whose lease could no longer
+ * cover a whole attempt goes back the same way, so no attempt outlives its lease. Woken by new deliveries, retries and finished
  * attempts; the sweep wakes it too.
  */
 @Injectable()
@@ -91,16 +92,19 @@ export class Dispatcher {
     await Promise.all([...this.handingBack]);
   }
 
-  /** The endpoint's queued deliveries go back to the schedule unsent: no attempt used, units released. */
-  private handBack(id: string, endpoint: Endpoint): void {
-    const unsent = endpoint.queue.splice(0);
+  /** The endpoint's queued deliveries (all, or those given, already taken off its queue) go back to the schedule unsent: no attempt used, units released. */
+  private handBack(id: string, endpoint: Endpoint, unsent: ClaimedDelivery[] = endpoint.queue.splice(0)): void {
     if (unsent.length === 0) return;
     this.held -= unsent.length;
     this.release(endpoint.accountId, unsent.length);
     this.forgetIfIdle(id, endpoint);
-    const done = this.store.unclaim(unsent).catch((error: unknown) => {
-      this.logger.warn(`handing back ${unsent.length} claimed deliveries failed; their leases expire: ${errorMessage(error)}`);
-    });
+    const done = this.store.unclaim(unsent).then(
+      // Due again: the next claim takes what the endpoint may have now (one at a time if it failed).
+      () => this.wake(),
+      (error: unknown) => {
+        this.logger.warn(`handing back ${unsent.length} claimed deliveries failed; their leases expire: ${errorMessage(error)}`);
+      },
+    );
     this.handingBack.add(done);
     void done.finally(() => this.handingBack.delete(done));
   }
@@ -117,8 +121,8 @@ export class Dispatcher {
   }
 
   private runningLow(): boolean {
-    if (this.held <= (this.options.concurrency * PREFETCH_FACTOR) / 2) return true;
-    const half = (this.options.perEndpointConcurrency * PREFETCH_FACTOR) / 2;
+    if (this.held <= (this.options.concurrency * this.options.prefetchRounds) / 2) return true;
+    const half = (this.options.perEndpointConcurrency * this.options.prefetchRounds) / 2;
     for (const endpoint of this.endpoints.values()) if (endpoint.queue.length + endpoint.active <= half) return true;
     return false;
   }
@@ -127,7 +131,7 @@ export class Dispatcher {
     do {
       this.again = false;
       for (;;) {
-        const room = this.options.concurrency * PREFETCH_FACTOR - this.held;
+        const room = this.options.concurrency * this.options.prefetchRounds - this.held;
         if (room <= 0 || this.stopped) break;
         const held = {
           endpoints: new Map([...this.endpoints].map(([id, e]) => [id, e.queue.length + e.active])),
@@ -166,6 +170,9 @@ export class Dispatcher {
   private drive(id: string, endpoint: Endpoint): void {
     const account = this.accounts.get(endpoint.accountId);
     if (!account) return;
+    const expiring: ClaimedDelivery[] = [];
+    // An attempt must end (the receiver timeout) with its lease still held.
+    const leaseNeeded = Date.now() + this.options.receiverTimeoutMs + LEASE_MARGIN_MS;
     while (
       endpoint.queue.length > 0 &&
       endpoint.active < endpoint.cap &&
@@ -173,6 +180,10 @@ export class Dispatcher {
       this.active < this.options.concurrency
     ) {
       const delivery = endpoint.queue.shift()!;
+      if (delivery.leaseExpiresAt < leaseNeeded) {
+        expiring.push(delivery);
+        continue;
+      }
       endpoint.active += 1;
       account.active += 1;
       this.active += 1;
@@ -204,6 +215,7 @@ export class Dispatcher {
       this.attempts.add(attempt);
       void attempt.finally(() => this.attempts.delete(attempt));
     }
+    this.handBack(id, endpoint, expiring);
   }
 
   /** Signs and sends one attempt; null when it could not be signed. */

@@ -32,6 +32,7 @@ describe('DeliveryStore: fair claims and endpoint circuits (PostgreSQL)', () => 
     secretKeys: 'unused',
     perEndpointConcurrency: 2,
     accountConcurrency: 3,
+    prefetchRounds: 4,
     circuitFailures: 3,
     circuitBackoffMs: BACKOFF_MS,
     circuitMaxBackoffMs: 10_000,
