@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { billingPeriod, commitUsage, getUsage, planInForce, releaseUsage, Reservation, reserveUsage } from '@cars/accounts';
 import { EventTypes } from '@cars/contracts';
 import { PG_POOL, Sql, withTransaction } from '@cars/persistence';
-import { delaysInSeconds, DispatchRepository, DueDeliveryRow, RetrySchedule } from '@cars/webhook-store';
+import { delaysInSeconds, DispatchRepository, DueDeliveryRow, FanOutRepository, RetrySchedule } from '@cars/webhook-store';
 import { Pool, PoolClient } from 'pg';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
 import { circuitOpens, interruptedAttempts } from '../metrics/delivery.metrics';
@@ -73,6 +73,7 @@ export class DeliveryStore {
     @Inject(PG_POOL) private readonly pool: Pool,
     @Inject(DELIVERY_OPTIONS) private readonly options: ResolvedDeliveryOptions,
     private readonly dispatch: DispatchRepository,
+    private readonly fanOutRepository: FanOutRepository,
   ) {
     this.schedule = { delaysSeconds: delaysInSeconds(options.retryDelaysMs), jitter: options.retryJitter };
     this.circuitPolicy = { failures: options.circuitFailures, backoffMs: options.circuitBackoffMs, maxBackoffMs: options.circuitMaxBackoffMs };
@@ -131,6 +132,38 @@ export class DeliveryStore {
       await this.dispatch.waitForAllowance(client, waiting);
       return claimed;
     }, CLAIM_SETTINGS);
+  }
+
+  /**
+   * One fan-out batch (`FanOutRepository.fanOutBatch`) in one transaction. With `room` (what this
+   * worker could send at once, from its holdings), the new deliveries of healthy endpoints with no
+   * due backlog come back already claimed — leased by the fan-out's own statement, their units of
+   * allowance reserved as a claim reserves them — so they need no claim transaction of their own.
+   */
+  async fanOut(batchSize: number, room: { total: number; held: Holdings } | null): Promise<{ events: number; deliveries: number; claimed: ClaimedDelivery[] }> {
+    const claimedAt = Date.now();
+    const now = new Date(claimedAt);
+    return this.transaction(async (client) => {
+      const lease =
+        room && room.total > 0
+          ? {
+              seconds: this.leaseSeconds,
+              period: billingPeriod(now).key,
+              total: room.total,
+              prefetch: this.options.perEndpointConcurrency * this.options.prefetchRounds,
+              accountShare: this.options.accountConcurrency * this.options.prefetchRounds,
+              heldEndpoints: [...room.held.endpoints],
+              heldAccounts: [...room.held.accounts],
+              failing: [...(room.held.failing ?? [])],
+            }
+          : null;
+      const { events, deliveries, leased } = await this.fanOutRepository.fanOutBatch(client, batchSize, lease);
+      if (leased.length === 0) return { events, deliveries, claimed: [] };
+      const periods = await reserveAllowance(client, leased, now);
+      const { claimed, waiting } = this.toClaims(leased, periods, claimedAt + this.options.leaseMs);
+      await this.dispatch.waitForAllowance(client, waiting);
+      return { events, deliveries, claimed };
+    });
   }
 
   /** The leased rows that hold a unit (or need none: tests are free) become claims; the rest wait. */

@@ -4,7 +4,7 @@ import { SecretCipher, webhookHeaders } from '@cars/signing';
 import { DELIVERY_OPTIONS, LEASE_MARGIN_MS, ResolvedDeliveryOptions } from '../config/delivery.options';
 import { countAttempt } from '../metrics/delivery.metrics';
 import { AttemptOutcome } from './attempt-outcome';
-import { ClaimedDelivery, DeliveryStore } from './delivery-store';
+import { ClaimedDelivery, DeliveryStore, Holdings } from './delivery-store';
 import { Sender } from './sender';
 
 /** Outcomes recorded per transaction, at most. */
@@ -131,24 +131,38 @@ export class Dispatcher {
     do {
       this.again = false;
       for (;;) {
-        const room = this.options.concurrency * this.options.prefetchRounds - this.held;
-        if (room <= 0 || this.stopped) break;
-        const held = {
-          endpoints: new Map([...this.endpoints].map(([id, e]) => [id, e.queue.length + e.active])),
-          accounts: new Map([...this.accounts].map(([id, a]) => [id, a.held])),
-          failing: this.failing,
-        };
+        const room = this.room();
+        if (!room) break;
         let claimed: ClaimedDelivery[];
         try {
-          claimed = await this.store.claim(room, held);
+          claimed = await this.store.claim(room.total, room.held);
         } catch (error) {
           this.logger.warn(`claiming deliveries failed, retried at the next wake-up: ${errorMessage(error)}`);
           return;
         }
-        for (const delivery of claimed) this.enqueue(delivery);
-        if (claimed.length < room) break;
+        this.take(claimed);
+        if (claimed.length < room.total) break;
       }
     } while (this.again && !this.stopped);
+  }
+
+  /** What this worker could take now (none once stopping), and what it holds. */
+  room(): { total: number; held: Holdings } | null {
+    const total = this.options.concurrency * this.options.prefetchRounds - this.held;
+    if (total <= 0 || this.stopped) return null;
+    return {
+      total,
+      held: {
+        endpoints: new Map([...this.endpoints].map(([id, e]) => [id, e.queue.length + e.active])),
+        accounts: new Map([...this.accounts].map(([id, a]) => [id, a.held])),
+        failing: this.failing,
+      },
+    };
+  }
+
+  /** Claimed deliveries (by a claim, or leased by the fan-out) join their endpoints' queues. */
+  take(claimed: readonly ClaimedDelivery[]): void {
+    for (const delivery of claimed) this.enqueue(delivery);
   }
 
   private enqueue(delivery: ClaimedDelivery): void {

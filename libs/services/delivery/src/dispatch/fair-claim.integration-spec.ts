@@ -2,7 +2,7 @@ import { createAccount, getUsage, setUsedUnits } from '@cars/accounts';
 import { renderMetrics } from '@cars/metrics';
 import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { createIsolatedDatabase, truncate } from '@cars/testing';
-import { DispatchRepository } from '@cars/webhook-store';
+import { DispatchRepository, FanOutRepository } from '@cars/webhook-store';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { resolveDeliveryOptions } from '../config/delivery.options';
@@ -100,7 +100,7 @@ describe('DeliveryStore: fair claims and endpoint circuits (PostgreSQL)', () => 
     drop = database.drop;
     db = await createDataSource({ url: database.url, poolSize: 6, applicationName: 'test' }).initialize();
     pool = pgPoolOf(db);
-    store = new DeliveryStore(pool, options, new DispatchRepository());
+    store = new DeliveryStore(pool, options, new DispatchRepository(), new FanOutRepository());
   });
 
   beforeEach(async () => {
@@ -265,7 +265,7 @@ describe('DeliveryStore: fair claims and endpoint circuits (PostgreSQL)', () => 
     const failing = await endpoint(owner);
     await deliveries(failing, owner, 5);
     await db.query(`UPDATE webhook_subscriptions SET circuit_state = 'open', circuit_open_until = now(), circuit_opens = 1 WHERE id = $1`, [failing]);
-    const other = new DeliveryStore(pool, options, new DispatchRepository());
+    const other = new DeliveryStore(pool, options, new DispatchRepository(), new FanOutRepository());
     const [a, b] = await Promise.all([store.claim(50), other.claim(50)]);
     expect([...a, ...b].map((c) => c.probe)).toEqual([true]);
   });

@@ -1,7 +1,7 @@
 import { createAccount } from '@cars/accounts';
 import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
 import { openIsolatedDatabase } from '@cars/testing';
-import { DispatchRepository } from '@cars/webhook-store';
+import { DispatchRepository, FanOutRepository } from '@cars/webhook-store';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { resolveDeliveryOptions } from '../config/delivery.options';
@@ -77,7 +77,7 @@ describe('Dispatcher: hanging receivers of one account (PostgreSQL)', () => {
     const quiet = (await createAccount(pool, { email: 'quiet@example.test', plan: '100k', emailVerified: true })).account.id;
     const hangingIds: string[] = [];
     for (let i = 0; i < 3; i += 1) hangingIds.push(await endpoint(noisy, `https://receiver.example/hang${i}`, 10));
-    const store = new DeliveryStore(pool, options, new DispatchRepository());
+    const store = new DeliveryStore(pool, options, new DispatchRepository(), new FanOutRepository());
     const dispatcher = new Dispatcher(store, sender, options);
     dispatcher.wake();
     await waitFor('the noisy account to fill its share', () => hanging.length === 3);

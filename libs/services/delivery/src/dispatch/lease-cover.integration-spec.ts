@@ -1,7 +1,7 @@
 import { createAccount } from '@cars/accounts';
 import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
 import { openIsolatedDatabase } from '@cars/testing';
-import { DispatchRepository } from '@cars/webhook-store';
+import { DispatchRepository, FanOutRepository } from '@cars/webhook-store';
 import { Pool } from 'pg';
 import { LEASE_MARGIN_MS, resolveDeliveryOptions } from '../config/delivery.options';
 import { AttemptOutcome } from './attempt-outcome';
@@ -73,7 +73,7 @@ describe('Dispatcher: no attempt starts that its lease cannot cover (PostgreSQL)
       },
     } as unknown as Sender;
 
-    const store = new DeliveryStore(pool, options, new DispatchRepository());
+    const store = new DeliveryStore(pool, options, new DispatchRepository(), new FanOutRepository());
     const dispatcher = new Dispatcher(store, sender, options);
     dispatcher.wake();
     const deadline = Date.now() + 20_000;

@@ -1,12 +1,19 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { errorMessage } from '@cars/contracts';
-import { FanOutRepository } from '@cars/webhook-store';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
+import { ClaimedDelivery, DeliveryStore, Holdings } from '../dispatch/delivery-store';
+
+/** Who takes new deliveries straight from the fan-out: what it has room for, and the claims themselves. */
+export interface FanOutTaker {
+  room(): { total: number; held: Holdings } | null;
+  take(claimed: ClaimedDelivery[]): void;
+}
 
 /**
  * Runs fan-out passes: one at a time per process, again at once when woken during a pass (a
  * wake-up is never lost). `pass()` resolves when a pass that started after the call has finished —
- * what the RabbitMQ intake waits for before it acks.
+ * what the RabbitMQ intake waits for before it acks. New deliveries the taker (the dispatcher) has
+ * room for come back claimed and go to it at once; the rest wait for a claim.
  */
 @Injectable()
 export class FanOutService {
@@ -15,13 +22,18 @@ export class FanOutService {
   private again = false;
   private waiters: (() => void)[] = [];
   private listeners: ((deliveries: number) => void)[] = [];
+  private taker: FanOutTaker | null = null;
 
   constructor(
-    private readonly repository: FanOutRepository,
+    private readonly store: DeliveryStore,
     @Inject(DELIVERY_OPTIONS) private readonly options: ResolvedDeliveryOptions,
   ) {}
 
-  /** Called with the number of deliveries a pass created (the dispatcher wakes on it). */
+  takenBy(taker: FanOutTaker): void {
+    this.taker = taker;
+  }
+
+  /** Called with the number of deliveries a pass created and left to a claim (the dispatcher wakes on it). */
   onDeliveries(listener: (deliveries: number) => void): void {
     this.listeners.push(listener);
   }
@@ -52,13 +64,14 @@ export class FanOutService {
       const waiting = this.waiters;
       this.waiters = [];
       try {
-        let created = 0;
+        let unclaimed = 0;
         for (;;) {
-          const { events, deliveries } = await this.repository.fanOutBatch(this.options.fanOutBatchSize);
-          created += deliveries;
+          const { events, deliveries, claimed } = await this.store.fanOut(this.options.fanOutBatchSize, this.taker?.room() ?? null);
+          if (claimed.length > 0) this.taker?.take(claimed);
+          unclaimed += deliveries - claimed.length;
           if (events < this.options.fanOutBatchSize) break;
         }
-        if (created > 0) for (const listener of this.listeners) listener(created);
+        if (unclaimed > 0) for (const listener of this.listeners) listener(unclaimed);
         for (const resolve of waiting) resolve();
       } catch (error) {
         // The events stay unmarked: the next wake-up or sweep takes them again.

@@ -31,6 +31,7 @@ export class DeliveryWakeup implements OnApplicationBootstrap, BeforeApplication
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    this.fanOut.takenBy(this.dispatcher);
     this.fanOut.onDeliveries(() => this.dispatcher.wake());
     this.listener = new PgListener({
       url: this.options.databaseUrl,
