@@ -293,6 +293,27 @@ export class DispatchRepository {
     );
   }
 
+  /**
+   * Endpoints whose batch ended with a success: no failures in a row, circuit closed, last success
+   * now (and last failure now, for those with a failure before it). Locked in id order, as
+   * `lockHealth` takes them.
+   */
+  async writeSucceeded(tx: Sql, endpoints: readonly { id: string; failed: boolean }[]): Promise<void> {
+    if (endpoints.length === 0) return;
+    await tx.query(
+      `WITH locked AS (
+         SELECT id FROM webhook_subscriptions WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE
+       )
+       UPDATE webhook_subscriptions AS s
+          SET consecutive_failures = 0, last_success_at = now(),
+              last_failure_at = CASE WHEN u.failed THEN now() ELSE s.last_failure_at END,
+              circuit_state = 'closed', circuit_open_until = NULL, circuit_opened_at = NULL, circuit_opens = 0
+         FROM locked JOIN unnest($1::uuid[], $2::boolean[]) AS u(id, failed) ON u.id = locked.id
+        WHERE s.id = locked.id`,
+      [endpoints.map((e) => e.id), endpoints.map((e) => e.failed)],
+    );
+  }
+
   /** Claimed deliveries never sent go back to the schedule as they were (those whose lease the token still names). Returns their ids. */
   async unlease(tx: Sql, leases: readonly { id: string; token: string }[]): Promise<Set<string>> {
     const back = await rows<{ id: string }>(

@@ -241,6 +241,12 @@ export class DeliveryStore {
   private async recordHealth(client: PoolClient, health: ReadonlyMap<string, AttemptTally>): Promise<Set<string>> {
     const openCircuits = new Set<string>();
     if (health.size === 0) return openCircuits;
+    // Every endpoint's last attempt succeeded: whatever the row held, the circuit is closed with no
+    // failures in a row (`afterAttempts`), so nothing needs reading first.
+    if ([...health.values()].every((tally) => tally.succeeded > 0 && tally.tail === 0)) {
+      await this.dispatch.writeSucceeded(client, [...health].map(([id, tally]) => ({ id, failed: tally.failed > 0 })));
+      return openCircuits;
+    }
     const before = await this.dispatch.lockHealth(client, [...health.keys()].sort());
     const after = before.map((row) => ({
       id: row.id,
