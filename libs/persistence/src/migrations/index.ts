@@ -15,6 +15,7 @@ import { DeliveryHealthIndex1764710000000 } from './1764710000000-DeliveryHealth
 import { EventListedMake1764720000000 } from './1764720000000-EventListedMake';
 import { AccountArea1764800000000 } from './1764800000000-AccountArea';
 import { DeliveryFairness1764910000000 } from './1764910000000-DeliveryFairness';
+import { DeliveriesDueWakeup1765000000000 } from './1765000000000-DeliveriesDueWakeup';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   EventListedMake1764720000000,
   AccountArea1764800000000,
   DeliveryFairness1764910000000,
+  DeliveriesDueWakeup1765000000000,
 ];
