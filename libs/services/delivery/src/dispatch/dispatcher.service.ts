@@ -49,6 +49,8 @@ export class Dispatcher {
   private active = 0;
   private pumping: Promise<void> | null = null;
   private again = false;
+  /** The last claim found work: there may be more than it could take. Until one finds none, freed slots claim again. */
+  private claimFoundWork = false;
   private stopped = false;
   private unrecorded: { result: { delivery: ClaimedDelivery; outcome: AttemptOutcome }; resolve: () => void }[] = [];
   private recording: Promise<void> | null = null;
@@ -67,11 +69,12 @@ export class Dispatcher {
 
   /**
    * New work may be due (a notification, the sweep), or — `afterAttempt` — a slot was freed: then
-   * the claim waits until the queues run half empty, so claims come in batches.
+   * the claim waits until the queues run half empty, so claims come in batches, and only while
+   * claims find work (new work announces itself: notifications, the fan-out, the sweep).
    */
   wake(afterAttempt = false): void {
     if (this.stopped) return;
-    if (afterAttempt && !this.runningLow()) return;
+    if (afterAttempt && (!this.claimFoundWork || !this.runningLow())) return;
     if (this.pumping) {
       this.again = true;
       return;
@@ -140,6 +143,7 @@ export class Dispatcher {
           this.logger.warn(`claiming deliveries failed, retried at the next wake-up: ${errorMessage(error)}`);
           return;
         }
+        this.claimFoundWork = claimed.length > 0;
         this.take(claimed);
         if (claimed.length < room.total) break;
       }
