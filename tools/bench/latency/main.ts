@@ -172,9 +172,13 @@ async function measureRate(bench: Bench, rate: number): Promise<number> {
   stageLines('stages (the relay is a branch: the fan-out is woken at the events commit too, so "relayed → claimed" < 0 when the claim came first):', pipelineStages(path));
   const claimFirst = path.filter((j) => j.claimed !== null && j.relayed !== null && j.claimed < j.relayed).length;
   const fanOutAfterRelay = path.filter((j) => j.relayed !== null && j.fannedOut > j.relayed).length;
+  // Stamped by the fan-out's own commit trigger, a few µs after its commit stamp; a claim's lease
+  // statement can only end after that commit has completed.
+  const leasedByFanOut = path.filter((j) => j.claimed !== null && j.fanOutCommitted !== null && j.claimed - j.fanOutCommitted < 0.05).length;
   out(
     `    claimed before the relay's transaction began: ${claimFirst} of ${path.length}; ` +
-      `fanned out by a pass that began after the relay's transaction: ${fanOutAfterRelay} of ${path.length}`,
+      `fanned out by a pass that began after the relay's transaction: ${fanOutAfterRelay} of ${path.length}; ` +
+      `leased by the fan-out itself (no claim): ${leasedByFanOut} of ${path.length}`,
   );
   out(
     `    change-detector batches: ${transactions(path, (j) => j.applied)} (${(path.length / transactions(path, (j) => j.applied)).toFixed(1)} observations each); ` +

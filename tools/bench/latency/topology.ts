@@ -57,7 +57,8 @@ export async function setUp(receiver: Receiver): Promise<Topology> {
  * (nothing of the product reads them; each costs an insert of a few µs per row):
  * - when each delivery was claimed: the claim's lease statement sets `status = 'sending'` and the
  *   recording of the outcome clears the lease again, so a statement trigger (transition tables)
- *   copies the moment the lease statement ended (`clock_timestamp()`; the claim commits next);
+ *   copies the moment the lease statement ended (`clock_timestamp()`; the claim commits next); a
+ *   delivery the fan-out inserted already leased counts as claimed when the fan-out commits;
  * - when the transactions that wrote an event row (the change-detector's batch) and a delivery
  *   row (the fan-out pass) began to commit: deferred constraint triggers run at COMMIT, before its
  *   WAL flush (`clock_timestamp()` of the row's trigger; a batch's rows are stamped one after the other).
@@ -81,6 +82,9 @@ async function addStamps(db: DataSource): Promise<void> {
     CREATE FUNCTION bench_latency_committed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       INSERT INTO bench_latency_commits (tbl, id, committed_at) VALUES (TG_TABLE_NAME, NEW.id::text, clock_timestamp());
+      IF TG_TABLE_NAME = 'webhook_deliveries' AND NEW.status = 'sending' THEN
+        INSERT INTO bench_latency_claims (delivery_id, claimed_at) VALUES (NEW.id, clock_timestamp());
+      END IF;
       RETURN NULL;
     END $$`);
   for (const table of ['events', 'webhook_deliveries']) {
