@@ -224,6 +224,18 @@ describe('BatchConsumer', () => {
       expect(batches.map((b) => b.messages.length)).toEqual([2, 2, 2, 1]);
       expect(consumer.stats).toMatchObject({ received: 7, batches: 2 });
     });
+    it('with weigh, closes a batch once its messages weigh batchSize (a heavy message alone)', async () => {
+      const weigh = (message: ConsumeMessage) => Number(message.content.toString());
+      const { channel, batches } = await started({ batchSize: 10, concurrency: 3, weigh });
+      channel.deliver('4');
+      channel.deliver('5');
+      expect(batches).toHaveLength(0);
+      channel.deliver('3');
+      // 4 + 5 fit, the 3 would not: it starts the next batch, a free slot taking what is buffered.
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['4', '5'], ['3']]);
+      channel.deliver('30');
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['4', '5'], ['3'], ['30']]);
+    });
   });
 
   describe('acknowledgements', () => {
@@ -396,6 +408,27 @@ describe('BatchConsumer', () => {
       batches[0].resolve({ beforeAck: () => Promise.reject(new Error('bookkeeping down')) });
       await settle();
       expect(channel.frames).toEqual(['ack 1 multiple']);
+    });
+
+    it('dead-letters the refused parts of a message, each with its own body and headers, and counts the message once', async () => {
+      const { broker, channel, batches, consumer } = await started({ batchSize: 2 });
+      const [whole, parts] = [channel.deliver('[1,2,3]', { messageId: 'batch-7' }), channel.deliver('bad')];
+      batches[0].resolve({
+        deadLetters: [
+          { message: whole, reason: 'first refused', content: Buffer.from('1'), headers: { 'x-index': 0 } },
+          { message: whole, reason: 'third refused', content: Buffer.from('3'), headers: { 'x-index': 2 } },
+          { message: parts, reason: 'all of it' },
+          { message: parts, reason: 'all of it, again' },
+        ],
+      });
+      await settle();
+      expect(broker.published.map((p) => [p.body, p.options.headers?.['x-reason'], p.options.headers?.['x-index'], p.options.messageId])).toEqual([
+        ['1', 'first refused', 0, 'batch-7'],
+        ['3', 'third refused', 2, 'batch-7'],
+        ['bad', 'all of it', undefined, undefined],
+      ]);
+      expect(channel.frames).toEqual(['ack 2 multiple']);
+      expect(consumer.stats).toMatchObject({ acked: 2, deadLettered: 2 });
     });
 
     it('rejects refused messages to the broker when it has no dead-letter queue', async () => {
