@@ -3,14 +3,14 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { connect } from 'amqplib';
-import { Queues } from '@cars/contracts';
+import { MAX_OBSERVATIONS_PER_MESSAGE, Queues } from '@cars/contracts';
 import { generateObservations, Observation } from '@cars/datagen';
 import { assertObservationTopology } from '@cars/messaging';
 import { createDataSource, runMigrations } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import { createDatabase, createVhost, deleteVhost, dropDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
-import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag } from '../common/args';
+import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag, UsageError } from '../common/args';
 import { pidsNamed } from '../common/cpu';
 import { ProcessGroupsCpu } from './process-cpu';
 
@@ -18,7 +18,7 @@ import { ProcessGroupsCpu } from './process-cpu';
  * Ingestion benchmark:
  *
  *   npm run build && node dist/tools/bench/ingest/main.js [--auctions 30000] [--seed 1]
- *     [--batch-size 1000] [--concurrency 2] [--split-relay] [--bare] [--prefill] [--queue-v2]
+ *     [--batch-size 1000] [--concurrency 2] [--per-message 100] [--split-relay] [--bare] [--prefill] [--queue-v2]
  *     [--rounds N] [--compare OTHER/dist/apps/change-detector/src/main.js] [--skip-baselines] [--keep]
  *
  * 1. Database `cars_bench_ingest` (recreated: migrations, reference catalog) and RabbitMQ vhost
@@ -28,7 +28,9 @@ import { ProcessGroupsCpu } from './process-cpu';
  *    emptied again.
  * 3. The change-detector app as its own process (dist/apps/change-detector) consuming that vhost;
  *    every observation published to `observations` with confirms as fast as the broker takes
- *    them; done when every auction row holds its newest observation and the queue is empty.
+ *    them, `--per-message` observations per message (a JSON array, as a scraper publishes a page;
+ *    1: one observation object per message); done when every auction row holds its newest
+ *    observation and the queue is empty.
  *    Sustained rate = observations / (last applied − first published). Events go through the
  *    outbox relay to `auction.events` as in production.
  * 4. Then waits until the relay has published every event and reports the relay's rate.
@@ -43,7 +45,8 @@ import { ProcessGroupsCpu } from './process-cpu';
  * --rounds N runs the pipeline N times (tables emptied in between); with --compare PATH each
  * round also runs the change-detector built at PATH (e.g. a checkout of the previous commit,
  * built), in alternating order, against the same database and queue: a before/after comparison
- * under the same machine load. Medians per build are printed at the end.
+ * under the same machine load (with `--per-message 1` for a build that reads no arrays). Medians
+ * per build are printed at the end.
  *
  * --split-relay runs the outbox relay in a second change-detector process (CHANGE_DETECTOR_ROLE)
  * instead of beside the consumer.
@@ -72,6 +75,7 @@ interface Options {
   seed: string;
   batchSize: number;
   concurrency: number;
+  perMessage: number;
   keep: boolean;
   bare: boolean;
   splitRelay: boolean;
@@ -88,6 +92,7 @@ const USAGE = `Usage: node dist/tools/bench/ingest/main.js [options]
   --seed S           data set seed (default "1")
   --batch-size N     the change-detector's OBSERVATION_BATCH_SIZE (default 1000)
   --concurrency N    the change-detector's OBSERVATION_CONCURRENCY (default 2)
+  --per-message N    observations per message, as a JSON array (default 100; 1: one object per message)
   --split-relay      run the outbox relay in a second change-detector process
   --bare             drop the keyword indexes and disable the triggers on auctions
   --prefill          queue every observation before the change-detector starts
@@ -104,6 +109,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     seed: { type: 'string' },
     'batch-size': { type: 'string' },
     concurrency: { type: 'string' },
+    'per-message': { type: 'string' },
     keep: { type: 'boolean' },
     bare: { type: 'boolean' },
     'split-relay': { type: 'boolean' },
@@ -115,11 +121,14 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
   });
   if (flags === 'help') return 'help';
   const compare = stringFlag(flags, 'compare', '');
+  const perMessage = integerFlag(flags, 'per-message', 100, 1);
+  if (perMessage > MAX_OBSERVATIONS_PER_MESSAGE) throw new UsageError(`--per-message takes at most ${MAX_OBSERVATIONS_PER_MESSAGE}`);
   return {
     auctions: integerFlag(flags, 'auctions', 30000, 1),
     seed: stringFlag(flags, 'seed', '1'),
     batchSize: integerFlag(flags, 'batch-size', 1000, 1),
     concurrency: integerFlag(flags, 'concurrency', 2, 1),
+    perMessage,
     keep: booleanFlag(flags, 'keep'),
     bare: booleanFlag(flags, 'bare'),
     splitRelay: booleanFlag(flags, 'split-relay'),
@@ -186,7 +195,9 @@ interface Pipeline {
   dataSource: DataSource;
   databaseUrl: string;
   rabbitUrl: string;
+  /** The messages: `perMessage` observations each. */
   bodies: Buffer[];
+  observations: number;
   /** Newest observation time of each auction, by `source \u001f source_auction_id`. */
   newest: Map<string, string>;
 }
@@ -203,7 +214,7 @@ async function databaseProcesses(dataSource: DataSource): Promise<{ backends: nu
 
 /** Runs the change-detector at `app` over the whole data set once; the tables are emptied first. */
 async function runPipeline(pipeline: Pipeline, app: string, build: string): Promise<RunResult> {
-  const { options, dataSource, bodies, newest } = pipeline;
+  const { options, dataSource, bodies, observations, newest } = pipeline;
   await emptyTables(dataSource);
   await dataSource.query(`VACUUM ANALYZE auctions`);
   // BENCH_CHILD_NODE_ARGS: extra node flags for the change-detector (e.g. --cpu-prof).
@@ -232,7 +243,7 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
     let publishMs = 0;
     if (options.prefill) {
       publishMs = await publishAll(pipeline.rabbitUrl, Queues.Observations, bodies);
-      log(`prefilled ${bodies.length} observations in ${publishMs} ms`);
+      log(`prefilled ${observations} observations (${bodies.length} messages) in ${publishMs} ms`);
     }
     const child = startApp(options.splitRelay ? 'consumer' : 'all');
     children.push(child);
@@ -300,10 +311,10 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
     await cpu.sample();
     const result: RunResult = {
       build,
-      observations_per_s: rate(bodies.length, pipelineMs),
+      observations_per_s: rate(observations, pipelineMs),
       pipeline_ms: pipelineMs,
-      publish_with_consumer_per_s: rate(bodies.length, publishMs),
-      cpu_us_per_observation: cpu.perUnit(bodies.length),
+      publish_with_consumer_per_s: rate(observations, publishMs),
+      cpu_us_per_observation: cpu.perUnit(observations),
       events_written: events.total,
       events_published_when_applied: events.published,
       all_events_published_ms: relayedMs,
@@ -370,7 +381,11 @@ async function prepareSchema(options: Options, dataSource: DataSource): Promise<
 /** The observations, their message bodies, and the newest observation time of each auction. */
 function generate(options: Options): { observations: Observation[]; bodies: Buffer[]; newest: Map<string, string>; bidCount: number } {
   const observations = [...generateObservations({ auctions: options.auctions, seed: options.seed })];
-  const bodies = observations.map((o) => Buffer.from(JSON.stringify(o)));
+  const bodies: Buffer[] = [];
+  for (let i = 0; i < observations.length; i += options.perMessage) {
+    const body = options.perMessage === 1 ? observations[i] : observations.slice(i, i + options.perMessage);
+    bodies.push(Buffer.from(JSON.stringify(body)));
+  }
   const newest = new Map<string, string>();
   for (const o of observations) {
     const key = `${o.source}\u001f${o.source_auction_id}`;
@@ -378,7 +393,7 @@ function generate(options: Options): { observations: Observation[]; bodies: Buff
     if (o.auction && (newest.get(key) ?? '') < at) newest.set(key, at);
   }
   const bidCount = observations.reduce((n, o) => n + o.bids.length, 0);
-  log(`${observations.length} observations (${newest.size} auctions, ${bidCount} bids)`);
+  log(`${observations.length} observations in ${bodies.length} messages (${newest.size} auctions, ${bidCount} bids)`);
   return { observations, bodies, newest, bidCount };
 }
 
@@ -405,7 +420,7 @@ async function baselines(
   const channel = await connection.createChannel();
   await channel.deleteQueue('bench.raw');
   await connection.close();
-  log(`raw publish: ${rate(bodies.length, rawMs)} msg/s`);
+  log(`raw publish: ${rate(bodies.length, rawMs)} msg/s (${rate(observations.length, rawMs)} obs/s)`);
   const bulkMs = (await bulkLoadObservations(dataSource, observations)).ms;
   log(`bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms)`);
   return { rawMs, bulkMs };
@@ -443,7 +458,10 @@ function report(
     bids: bidCount,
     batch_size: options.batchSize,
     concurrency: options.concurrency,
+    observations_per_message: options.perMessage,
+    messages: bodies.length,
     raw_publish_per_s: rawMs === undefined ? null : rate(bodies.length, rawMs),
+    raw_publish_observations_per_s: rawMs === undefined ? null : rate(observations.length, rawMs),
     bulk_load_per_s: bulkMs === undefined ? null : rate(observations.length, bulkMs),
     bulk_load_ms: bulkMs ?? null,
     sustained_observations_per_s: sustained,
@@ -471,7 +489,15 @@ async function main(): Promise<number> {
     await prepareSchema(options, dataSource);
     const generated = generate(options);
     const baseline = await baselines(options, dataSource, rabbitUrl, generated.observations, generated.bodies);
-    const runs = await runRounds({ options, dataSource, databaseUrl, rabbitUrl, bodies: generated.bodies, newest: generated.newest });
+    const runs = await runRounds({
+      options,
+      dataSource,
+      databaseUrl,
+      rabbitUrl,
+      bodies: generated.bodies,
+      observations: generated.observations.length,
+      newest: generated.newest,
+    });
     return report(options, generated, baseline, runs);
   } finally {
     await dataSource.destroy();
