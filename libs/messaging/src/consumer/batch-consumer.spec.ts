@@ -9,11 +9,14 @@ class FakeChannel {
   readonly unacked = new Set<number>();
   readonly frames: string[] = [];
   prefetchCount?: number;
+  /** The channel-wide prefetch (`basic.qos` global), each value set in turn. */
+  readonly channelPrefetch: number[] = [];
   private onMessage?: (message: ConsumeMessage | null) => void;
   consuming?: string;
 
-  async prefetch(count: number): Promise<void> {
-    this.prefetchCount = count;
+  async prefetch(count: number, global = false): Promise<void> {
+    if (global) this.channelPrefetch.push(count);
+    else this.prefetchCount = count;
   }
 
   async consume(queue: string, onMessage: (message: ConsumeMessage | null) => void): Promise<{ consumerTag: string }> {
@@ -235,6 +238,38 @@ describe('BatchConsumer', () => {
       expect(batches.map((b) => bodies(b.messages))).toEqual([['4', '5'], ['3']]);
       channel.deliver('30');
       expect(batches.map((b) => bodies(b.messages))).toEqual([['4', '5'], ['3'], ['30']]);
+    });
+  });
+
+  describe('prefetch by weight', () => {
+    const weigh = (message: ConsumeMessage) => Number(message.content.toString());
+
+    it('starts the channel at concurrency + 1 messages, as if each weighed a batch, and opens up for light ones', async () => {
+      const { channel } = await started({ batchSize: 100, concurrency: 2, weigh });
+      expect(channel.prefetchCount).toBe(300);
+      expect(channel.channelPrefetch).toEqual([3]);
+      for (let i = 0; i < 80; i += 1) channel.deliver('1');
+      const window = channel.channelPrefetch;
+      // Each change by more than a fifth, rising towards 300 messages (the consumer's own prefetch).
+      expect(window.length).toBeGreaterThan(3);
+      expect(window).toEqual([...window].sort((a, b) => a - b));
+      expect(window[window.length - 1]).toBeGreaterThan(150);
+      expect(window[window.length - 1]).toBeLessThanOrEqual(300);
+    });
+
+    it('keeps the window near prefetchWeight / weight for heavy messages', async () => {
+      const { channel } = await started({ batchSize: 100, concurrency: 2, weigh, prefetchWeight: 1000 });
+      expect(channel.channelPrefetch).toEqual([10]);
+      for (let i = 0; i < 40; i += 1) channel.deliver('100');
+      expect(channel.channelPrefetch).toEqual([10]);
+      for (let i = 0; i < 40; i += 1) channel.deliver('500');
+      expect(channel.channelPrefetch[channel.channelPrefetch.length - 1]).toBe(3);
+    });
+
+    it('sets no channel-wide prefetch without weigh', async () => {
+      const { channel } = await started();
+      channel.deliverMany(10);
+      expect(channel.channelPrefetch).toEqual([]);
     });
   });
 

@@ -71,9 +71,17 @@ export interface BatchConsumerOptions {
   /**
    * A message's share of `batchSize` (default 1 each), e.g. the items a batch message carries: a
    * batch takes messages until their weights reach `batchSize` (at least one message). Called
-   * once per delivery; must not throw. The prefetch stays a count of messages.
+   * once per delivery; must not throw. The unacknowledged weight is bounded too: see
+   * `prefetchWeight`.
    */
   weigh?: (message: ConsumeMessage) => number;
+  /**
+   * With `weigh`: about how much weight may wait unacknowledged (default batchSize × (concurrency
+   * + 1)). A channel-wide prefetch (`basic.qos` global) follows the average weight of the messages
+   * seen — starting as if each weighed a whole batch — between concurrency + 1 and `prefetch`
+   * messages, so a queue of heavy messages is not all taken into memory at once.
+   */
+  prefetchWeight?: number;
   /**
    * How long a lone message waits for company before its batch starts. Default 0: no window — a
    * batch starts on the next turn of the event loop with what has arrived, and batches grow by
@@ -151,6 +159,9 @@ export class BatchConsumer {
   private stopping = false;
   private stopped = new AbortController();
   private failures = 0;
+  /** With `weigh`: the average weight of the messages seen, and the channel-wide prefetch set on each channel. */
+  private averageWeight: number;
+  private readonly channelPrefetch = new WeakMap<ConfirmChannel, number>();
   /** Outstanding delivery tags per channel, so a settled batch costs one `basic.ack` with `multiple`. */
   private readonly acks = new AckTrackers<ConfirmChannel, ConsumeMessage>();
 
@@ -161,6 +172,7 @@ export class BatchConsumer {
     this.concurrency = options.concurrency ?? 1;
     this.prefetch = options.prefetch ?? this.batchSize * (this.concurrency + 1);
     this.retry = options.retry ?? { baseMs: 400, maxMs: 10_000 };
+    this.averageWeight = this.batchSize;
   }
 
   async start(): Promise<void> {
@@ -180,8 +192,13 @@ export class BatchConsumer {
       setup: async (channel: ConfirmChannel) => {
         await topology(channel);
         await channel.prefetch(this.prefetch);
+        if (this.options.weigh) {
+          const window = this.weightedPrefetch();
+          await channel.prefetch(window, true);
+          this.channelPrefetch.set(channel, window);
+        }
         await channel.consume(this.options.queue, (message) => {
-          if (message) this.onDelivery({ message, channel, weight: this.options.weigh?.(message) ?? 1 });
+          if (message) this.onDelivery({ message, channel, weight: this.weighed(message, channel) });
         });
       },
     });
@@ -212,6 +229,27 @@ export class BatchConsumer {
     this.consumeChannel = undefined;
     this.publishChannel = undefined;
     this.connection = undefined;
+  }
+
+  /** A message's weight (1 without `weigh`); with `weigh`, the channel's prefetch follows the average. */
+  private weighed(message: ConsumeMessage, channel: ConfirmChannel): number {
+    if (!this.options.weigh) return 1;
+    const weight = Math.max(1, this.options.weigh(message));
+    this.averageWeight += (weight - this.averageWeight) / 10;
+    const window = this.weightedPrefetch();
+    const current = this.channelPrefetch.get(channel);
+    // Only a change by more than a fifth is sent: not a basic.qos per message.
+    if (current !== undefined && Math.abs(window - current) * 5 > current) {
+      this.channelPrefetch.set(channel, window);
+      channel.prefetch(window, true).catch((error: unknown) => this.logger.warn(`prefetch not changed: ${errorMessage(error)}`));
+    }
+    return weight;
+  }
+
+  /** Messages the channel may hold: `prefetchWeight` over the average weight, within its bounds. */
+  private weightedPrefetch(): number {
+    const target = this.options.prefetchWeight ?? this.batchSize * (this.concurrency + 1);
+    return Math.min(this.prefetch, Math.max(this.concurrency + 1, Math.round(target / this.averageWeight)));
   }
 
   private onDelivery(delivery: Delivery): void {
