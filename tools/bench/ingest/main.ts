@@ -24,8 +24,10 @@ import { ProcessGroupsCpu } from './process-cpu';
  * 1. Database `cars_bench_ingest` (recreated: migrations, reference catalog) and RabbitMQ vhost
  *    `cars_bench_ingest`; datagen observations for N auctions (+ its live ones) held in memory.
  * 2. Baselines in the same run: the raw publish rate (confirmed publishes to a scratch queue,
- *    nothing consuming) and the bulk loader's rate (same rows, no events), then the tables are
- *    emptied again.
+ *    nothing consuming) and the bulk loader's rate (same rows, no events) with its CPU per
+ *    observation (this process and the database's backends), then the tables are emptied again.
+ *    The summary sets the pipeline's rate against the bulk loader's, and the bulk loader's CPU
+ *    per observation against the pipeline's (steady when other work shares the machine).
  * 3. The change-detector app as its own process (dist/apps/change-detector) consuming that vhost;
  *    every observation published to `observations` with confirms as fast as the broker takes
  *    them, `--per-message` observations per message (a JSON array, as a scraper publishes a page;
@@ -200,21 +202,23 @@ interface Pipeline {
   observations: number;
   /** Newest observation time of each auction, by `source \u001f source_auction_id`. */
   newest: Map<string, string>;
+  /** The auctions of the last message's observations (those with an auction part). */
+  lastKeys: string[];
 }
 
-/** The PostgreSQL backends of the bench database, the bench's own connections left out. */
-async function databaseProcesses(dataSource: DataSource): Promise<{ backends: number[]; autovacuum: number[] }> {
+/** The PostgreSQL backends of the bench database, the bench's own connections left out unless `withBench`. */
+async function databaseProcesses(dataSource: DataSource, withBench = false): Promise<{ backends: number[]; autovacuum: number[] }> {
   const rows: { pid: number; autovacuum: boolean }[] = await dataSource.query(
     `SELECT pid, backend_type = 'autovacuum worker' AS autovacuum FROM pg_stat_activity
-     WHERE datname = $1 AND coalesce(application_name, '') <> $2`,
-    [NAME, BENCH_APPLICATION],
+     WHERE datname = $1 AND ($3 OR coalesce(application_name, '') <> $2)`,
+    [NAME, BENCH_APPLICATION, withBench],
   );
   return { backends: rows.filter((r) => !r.autovacuum).map((r) => r.pid), autovacuum: rows.filter((r) => r.autovacuum).map((r) => r.pid) };
 }
 
 /** Runs the change-detector at `app` over the whole data set once; the tables are emptied first. */
 async function runPipeline(pipeline: Pipeline, app: string, build: string): Promise<RunResult> {
-  const { options, dataSource, bodies, observations, newest } = pipeline;
+  const { options, dataSource, bodies, observations, newest, lastKeys } = pipeline;
   await emptyTables(dataSource);
   await dataSource.query(`VACUUM ANALYZE auctions`);
   // BENCH_CHILD_NODE_ARGS: extra node flags for the change-detector (e.g. --cpu-prof).
@@ -253,17 +257,18 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
       await sleep(10);
     }
 
-    const keys = [...newest.keys()].map((k) => k.split('\u001f'));
-    const expectedAt = [...newest.values()];
-    const applied = async (): Promise<number> => {
+    /** How many of these auctions hold their newest observation. */
+    const applied = async (of: readonly string[]): Promise<number> => {
+      const keys = of.map((k) => k.split('\u001f'));
       const [{ n }] = await dataSource.query(
         `SELECT count(*)::int AS n FROM auctions a
          JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS k(s, i, m)
            ON a.source = k.s AND a.source_auction_id = k.i AND a.observed_at = k.m`,
-        [keys.map((k) => k[0]), keys.map((k) => k[1]), expectedAt],
+        [keys.map((k) => k[0]), keys.map((k) => k[1]), of.map((k) => newest.get(k))],
       );
       return n as number;
     };
+    const everyKey = [...newest.keys()];
     const broker = pidsNamed('beam.smp');
     const cpu = new ProcessGroupsCpu(async () => {
       const database = await databaseProcesses(dataSource);
@@ -284,9 +289,11 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
       await sleep(100);
       await cpu.sample();
       // The broker's count is free; the exact check (a join over every key) only runs once the
-      // queue is empty, so measuring does not take CPU from what is measured.
+      // queue is empty and the auctions of the last message hold their newest observation (a
+      // few keys: with arrays the consumer takes the whole queue into its prefetch early), so
+      // measuring does not take CPU from what is measured.
       const queued = (await probeChannel.checkQueue(Queues.Observations)).messageCount;
-      if (queued === 0 && publishMs > 0) done = await applied();
+      if (queued === 0 && publishMs > 0 && (await applied(lastKeys)) === lastKeys.length) done = await applied(everyKey);
       if (Date.now() - lastLog > 2000) {
         lastLog = Date.now();
         log(`  ${queued} queued, ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -378,8 +385,8 @@ async function prepareSchema(options: Options, dataSource: DataSource): Promise<
   }
 }
 
-/** The observations, their message bodies, and the newest observation time of each auction. */
-function generate(options: Options): { observations: Observation[]; bodies: Buffer[]; newest: Map<string, string>; bidCount: number } {
+/** The observations, their message bodies, the newest observation time of each auction, and the auctions of the last message. */
+function generate(options: Options): Generated {
   const observations = [...generateObservations({ auctions: options.auctions, seed: options.seed })];
   const bodies: Buffer[] = [];
   for (let i = 0; i < observations.length; i += options.perMessage) {
@@ -393,8 +400,18 @@ function generate(options: Options): { observations: Observation[]; bodies: Buff
     if (o.auction && (newest.get(key) ?? '') < at) newest.set(key, at);
   }
   const bidCount = observations.reduce((n, o) => n + o.bids.length, 0);
+  const lastMessage = observations.slice((bodies.length - 1) * options.perMessage);
+  const lastKeys = [...new Set(lastMessage.filter((o) => o.auction).map((o) => `${o.source}\u001f${o.source_auction_id}`))];
   log(`${observations.length} observations in ${bodies.length} messages (${newest.size} auctions, ${bidCount} bids)`);
-  return { observations, bodies, newest, bidCount };
+  return { observations, bodies, newest, lastKeys, bidCount };
+}
+
+interface Generated {
+  observations: Observation[];
+  bodies: Buffer[];
+  newest: Map<string, string>;
+  lastKeys: string[];
+  bidCount: number;
 }
 
 /**
@@ -408,7 +425,7 @@ async function baselines(
   rabbitUrl: string,
   observations: Observation[],
   bodies: Buffer[],
-): Promise<{ rawMs?: number; bulkMs?: number }> {
+): Promise<Baseline> {
   if (options.skipBaselines) {
     const tokens = new Set<string>();
     for (const o of observations) for (const token of o.auction?.description?.split(' ') ?? []) if (token) tokens.add(token);
@@ -421,9 +438,17 @@ async function baselines(
   await channel.deleteQueue('bench.raw');
   await connection.close();
   log(`raw publish: ${rate(bodies.length, rawMs)} msg/s (${rate(observations.length, rawMs)} obs/s)`);
+  // Its CPU as the pipeline's is read: this process (the loader) and the database's backends.
+  const cpu = new ProcessGroupsCpu(async () => ({ postgres: (await databaseProcesses(dataSource, true)).backends }));
+  await cpu.sample();
   const bulkMs = (await bulkLoadObservations(dataSource, observations)).ms;
-  log(`bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms)`);
-  return { rawMs, bulkMs };
+  await cpu.sample();
+  const bulkCpu = cpu.perUnit(observations.length);
+  log(
+    `bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms); CPU µs per observation: loader ${bulkCpu.bench}, ` +
+      `PostgreSQL ${bulkCpu.postgres}, machine ${bulkCpu.machine ?? '?'} (${bulkCpu.machine_busy_percent ?? '?'}% busy)`,
+  );
+  return { rawMs, bulkMs, bulkCpu };
 }
 
 /** The pipeline runs: this build, and the compared one when asked, alternating who goes first. */
@@ -440,15 +465,37 @@ async function runRounds(pipeline: Pipeline): Promise<RunResult[]> {
   return runs;
 }
 
+/** Figures of the baselines (absent with --skip-baselines). */
+interface Baseline {
+  rawMs?: number;
+  bulkMs?: number;
+  /** µs of CPU per observation: `bench` (the loader, this process), `postgres`, `machine`. */
+  bulkCpu?: Record<string, number>;
+}
+
+const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
+
+/**
+ * The pipeline's CPU per observation: change-detector, PostgreSQL (autovacuum included), the
+ * broker and this process (the publisher). Set against the bulk loader's (loader + PostgreSQL):
+ * what the pipeline's work costs over the loader's, a figure that holds when other work shares
+ * the machine and the rates swing. (Not a bound on the rates' ratio: the loader is one stream of
+ * COPYs and does not keep two cores busy.)
+ */
+function pipelineCpu(cpu: Record<string, number>): number {
+  return ['change-detector', 'postgres', 'autovacuum', 'rabbitmq', 'bench'].reduce((sum, group) => sum + (cpu[group] ?? 0), 0);
+}
+
 /** The summary as JSON on standard output; the exit code (1: target missed). */
 function report(
   options: Options,
-  generated: { observations: Observation[]; bodies: Buffer[]; newest: Map<string, string>; bidCount: number },
-  baseline: { rawMs?: number; bulkMs?: number },
+  generated: Generated,
+  baseline: Baseline,
   runs: RunResult[],
 ): number {
   const { observations, bodies, newest, bidCount } = generated;
-  const { rawMs, bulkMs } = baseline;
+  const { rawMs, bulkMs, bulkCpu } = baseline;
+  const bulkCpuTotal = bulkCpu ? (bulkCpu.bench ?? 0) + (bulkCpu.postgres ?? 0) : undefined;
   const mine = runs.filter((r) => r.build === 'this build');
   const compared = runs.filter((r) => r.build === 'compared');
   const sustained = median(mine.map((r) => r.observations_per_s));
@@ -464,6 +511,10 @@ function report(
     raw_publish_observations_per_s: rawMs === undefined ? null : rate(observations.length, rawMs),
     bulk_load_per_s: bulkMs === undefined ? null : rate(observations.length, bulkMs),
     bulk_load_ms: bulkMs ?? null,
+    bulk_load_cpu_us_per_observation: bulkCpu ?? null,
+    observations_per_s_vs_bulk_load: bulkMs === undefined ? null : ratio(sustained, rate(observations.length, bulkMs)),
+    cpu_bulk_load_vs_pipeline:
+      bulkCpuTotal === undefined ? null : ratio(bulkCpuTotal, median(mine.map((r) => pipelineCpu(r.cpu_us_per_observation)))),
     sustained_observations_per_s: sustained,
     this_build: summarize(mine),
     compared: compared.length > 0 ? { app: options.compare, ...summarize(compared) } : null,
@@ -497,6 +548,7 @@ async function main(): Promise<number> {
       bodies: generated.bodies,
       observations: generated.observations.length,
       newest: generated.newest,
+      lastKeys: generated.lastKeys,
     });
     return report(options, generated, baseline, runs);
   } finally {
