@@ -19,7 +19,11 @@ export interface ObservationConsumerOptions {
   maxWaitMs?: number;
   /** Batches in flight at once (each its own transaction). */
   concurrency?: number;
-  /** Unacknowledged messages the broker may hand us. Default: batchSize × (concurrency + 1). */
+  /**
+   * Unacknowledged messages the broker may hand us. Default: batchSize × (concurrency + 1). A
+   * channel-wide prefetch keeps the observations held near that many too, whatever each message
+   * carries (BatchConsumer `prefetchWeight`).
+   */
   prefetch?: number;
 }
 
