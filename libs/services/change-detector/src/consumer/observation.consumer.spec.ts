@@ -219,6 +219,20 @@ describe('observationBatchHandler, array messages', () => {
 });
 
 describe('decodeMessage', () => {
+  it('refuses an oversize array before parsing it (leading whitespace included); a single object is judged by its schema', () => {
+    const huge = Buffer.from(` \n[${'1,'.repeat(MAX_OBSERVATION_ARRAY_BYTES / 2)}1]`);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      expect(decodeMessage(message(huge.toString()))).toEqual({ ok: false, reason: expect.stringMatching(/^message too large: /) });
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+    const big = observation('big');
+    const single = decodeMessage(message({ ...big, auction: { ...big.auction, description: 'x'.repeat(MAX_OBSERVATION_ARRAY_BYTES) } }));
+    expect(single).toMatchObject({ ok: true, array: false, parts: [{ ok: false, reason: expect.stringMatching(/auction\.description/) }] });
+  });
+
   it('decodes one observation or an array, each element validated', () => {
     const one = decodeMessage(message(observation('1')));
     expect(one).toMatchObject({ ok: true, array: false, parts: [{ ok: true, value: { source_auction_id: '1' } }] });

@@ -156,6 +156,10 @@ interface Outcomes {
  */
 export function decodeMessage(message: ConsumeMessage): DecodedMessage {
   const content = message.content;
+  // An oversize array is refused before it is parsed.
+  if (content.length > MAX_OBSERVATION_ARRAY_BYTES && isArrayText(content)) {
+    return { ok: false, reason: `message too large: ${content.length} bytes, an array of observations takes at most ${MAX_OBSERVATION_ARRAY_BYTES}` };
+  }
   let json: unknown;
   try {
     json = JSON.parse(content.toString('utf8'));
@@ -163,14 +167,20 @@ export function decodeMessage(message: ConsumeMessage): DecodedMessage {
     return { ok: false, reason: `malformed JSON: ${errorMessage(error)}` };
   }
   if (!Array.isArray(json)) return { ok: true, array: false, parts: [validated(json)] };
-  if (content.length > MAX_OBSERVATION_ARRAY_BYTES) {
-    return { ok: false, reason: `message too large: ${content.length} bytes, an array of observations takes at most ${MAX_OBSERVATION_ARRAY_BYTES}` };
-  }
   if (json.length === 0) return { ok: false, reason: 'empty array: a message carries at least one observation' };
   if (json.length > MAX_OBSERVATIONS_PER_MESSAGE) {
     return { ok: false, reason: `too many observations: ${json.length}, a message carries at most ${MAX_OBSERVATIONS_PER_MESSAGE}` };
   }
   return { ok: true, array: true, parts: json.map(validated) };
+}
+
+/** Whether a JSON text starts an array (after any JSON whitespace). */
+function isArrayText(content: Buffer): boolean {
+  for (const byte of content) {
+    if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+    return byte === 0x5b; // [
+  }
+  return false;
 }
 
 /** The weight of a message in a batch: its observations (a refused message weighs one). */
