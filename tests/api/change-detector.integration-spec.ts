@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { AuctionEventData, BidEventData, EVENT_API_VERSION, ObservationHeaders } from '@cars/contracts';
+import { AuctionEventData, BidEventData, EVENT_API_VERSION, EventHeaders, ObservationHeaders } from '@cars/contracts';
 import { createDataSource } from '@cars/persistence';
 import { createIsolatedDatabase, createVhost, deleteVhost } from '@cars/testing';
 import { NormalizationService, ObservationConsumer, ObservationProcessor, OutboxRelay, RmqEventPublisher } from '@cars/service-change-detector';
@@ -22,11 +22,13 @@ let relay: OutboxRelay;
 let publisher: RmqEventPublisher;
 let harness: EventHarness;
 let normalization: NormalizationService;
+let harnessUrl: string;
 
 beforeAll(async () => {
   database = await createIsolatedDatabase('cd_pipeline');
   vhost = `${process.env.TEST_RUN_ID}_cd_pipeline`;
   const url = createVhost(vhost);
+  harnessUrl = url;
   dataSource = await createDataSource({ url: database.url, poolSize: 6 }).initialize();
   normalization = new NormalizationService(dataSource);
   await normalization.loadReference();
@@ -156,7 +158,10 @@ describe('change-detector pipeline', () => {
     const envelope = event.envelope;
     expect(Object.keys(envelope)).toEqual(['id', 'type', 'api_version', 'created_at', 'data']);
     expect(envelope.id).toMatch(/^evt_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    expect(event.messageId).toBe(envelope.id);
+    // The relay's batch form carries the outbox sequence number beside the envelope (the
+    // single-event form's message id is the envelope's: see the spec of that form below).
+    const [stored] = await dataSource.query(`SELECT seq::text AS seq FROM events WHERE id = $1`, [envelope.id]);
+    expect(event.seq).toBe(stored.seq);
     expect(envelope.type).toBe('auction.created');
     expect(envelope.api_version).toBe(EVENT_API_VERSION);
     expect(envelope.api_version).toBe('2026-10-17');
@@ -465,6 +470,75 @@ describe('change-detector pipeline', () => {
       { token: 'Zanzibarine', n: 1 },
       { token: 'repainted', n: 1 },
     ]);
+  });
+
+  it('relays consecutive events of one type in one message, routing key = their type, in seq order', async () => {
+    const id = nextId();
+    const mark = await settledMark();
+    await send(observation(id, { bid_count: 3 }, [bid(`${id}-b1`, 1000), bid(`${id}-b2`, 2000), bid(`${id}-b3`, 3000)]));
+    const received = await eventsSince(mark);
+    expect(received.map((e) => [e.envelope.type, e.routingKey, e.eventsInMessage])).toEqual([
+      ['auction.created', 'auction.created', 1],
+      ['bid.created', 'bid.created', 3],
+      ['bid.created', 'bid.created', 3],
+      ['bid.created', 'bid.created', 3],
+    ]);
+    const seqs = received.map((e) => BigInt(e.seq));
+    expect(seqs).toEqual([...seqs].sort((a, b) => (a < b ? -1 : 1)));
+    expect(received[1].headers).toMatchObject({ [EventHeaders.Count]: 3, [EventHeaders.Seq]: received[1].seq });
+    expect(received[1].messageId).toBeUndefined();
+  });
+
+  it('relays one message per event with eventsPerMessage 1: messageId = envelope id, routing context and seq in headers', async () => {
+    const mark = await settledMark();
+    await relay.stop();
+    const single = new RmqEventPublisher(harnessUrl, { eventsPerMessage: 1 });
+    await single.ready();
+    const singleRelay = new OutboxRelay(dataSource, single, { listenUrl: database.url, pollIntervalMs: 500 });
+    await singleRelay.start();
+    try {
+      const id = nextId();
+      await send(observation(id, { bid_count: 1 }, [bid(`${id}-b1`, 1000)]));
+      const received = await eventsSince(mark);
+      const rowId = await auctionId(id);
+      expect(received.map((e) => [e.envelope.type, e.routingKey, e.eventsInMessage])).toEqual([
+        ['auction.created', 'auction.created', 1],
+        ['bid.created', 'bid.created', 1],
+      ]);
+      for (const event of received) {
+        expect(event.messageId).toBe(event.envelope.id);
+        expect(event.routing).toEqual({ make: 'Porsche', source: 'bringatrailer', auction_id: rowId });
+        expect(event.headers[EventHeaders.Count]).toBeUndefined();
+        const [stored] = await dataSource.query(`SELECT seq::text AS seq FROM events WHERE id = $1`, [event.envelope.id]);
+        expect(event.seq).toBe(stored.seq);
+      }
+    } finally {
+      await singleRelay.stop();
+      await single.close();
+      await relay.start();
+    }
+  });
+
+  it('takes an array of observations in one message; an invalid element is dead-lettered alone, the others applied', async () => {
+    const [first, second] = [nextId(), nextId()];
+    const invalid = { source: 'bringatrailer', source_auction_id: nextId(), observed_at: observedAt(), auction: { year: 'sixty-seven' } };
+    const before = harness.deadLetters.length;
+    const mark = await settledMark();
+    await harness.publishWith(JSON.stringify([observation(first), invalid, observation(second)]), { messageId: 'page-1' });
+    await harness.waitFor(() => harness.deadLetters.length > before, 10000, 'the dead letter');
+    const received = await eventsSince(mark);
+    expect(received.map((e) => [e.envelope.type, (e.envelope.data as AuctionEventData).auction.id])).toEqual([
+      ['auction.created', await auctionId(first)],
+      ['auction.created', await auctionId(second)],
+    ]);
+    const letters = harness.deadLetters.slice(before);
+    expect(letters).toHaveLength(1);
+    expect(JSON.parse(letters[0].body)).toEqual(invalid);
+    expect(letters[0]).toMatchObject({ messageId: 'page-1' });
+    expect(letters[0].headers).toMatchObject({
+      [ObservationHeaders.Index]: 1,
+      [ObservationHeaders.RejectionReason]: expect.stringMatching(/auction\.year/),
+    });
   });
 
   it('several relays publish every event exactly once (FOR UPDATE SKIP LOCKED)', async () => {

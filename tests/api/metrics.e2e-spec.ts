@@ -150,7 +150,11 @@ describe('metrics of every app after traffic', () => {
     expect(sampleValue(worker, 'webhook_deliveries_waiting', { reason: 'due' })).toBe(0);
     expect(sampleValue(worker, 'webhook_deliveries_waiting', { reason: 'allowance' })).toBe(0);
     expect(sampleValue(worker, 'webhook_oldest_pending_delivery_age_seconds')).toBe(0);
-    expect(sampleValue(worker, 'messages_consumed_total', { queue: 'delivery.events' })).toBeGreaterThanOrEqual(OBSERVATIONS);
+    // Every message the relay published (one event each, or a batch of them) woke the worker.
+    expect(sampleValue(detector, 'outbox_published_events_total')).toBeGreaterThanOrEqual(OBSERVATIONS);
+    const relayed = sampleValue(detector, 'outbox_published_messages_total') ?? 0;
+    expect(relayed).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(worker, 'messages_consumed_total', { queue: 'delivery.events' })).toBeGreaterThanOrEqual(relayed);
   }, 60_000);
 
   it('shows a backed-up endpoint: pending deliveries by reason and the oldest one’s age', async () => {

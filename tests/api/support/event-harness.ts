@@ -1,4 +1,4 @@
-import { AnyEventEnvelope, eventRoutingFromHeaders, EventRouting, Exchanges, Queues } from '@cars/contracts';
+import { AnyEventEnvelope, EventRouting, eventsOfMessage, Exchanges, Queues } from '@cars/contracts';
 import { assertEventTopology, assertObservationTopology } from '@cars/messaging';
 import { ChannelModel, ConfirmChannel, connect, ConsumeMessage, Options } from 'amqplib';
 
@@ -7,8 +7,13 @@ export interface ReceivedEvent {
   envelope: AnyEventEnvelope;
   routingKey: string;
   routing: EventRouting;
+  /** The outbox sequence number. */
+  seq: string;
+  /** Of the message that carried it (one event, or a batch of them). */
   headers: Record<string, unknown>;
   messageId: string | undefined;
+  /** How many events that message carried. */
+  eventsInMessage: number;
 }
 
 export interface DeadLetter {
@@ -52,15 +57,21 @@ export class EventHarness {
     return harness;
   }
 
+  /** One message of `auction.events`: one event, or a batch of them (contracts `eventsOfMessage`). */
   private onEvent(message: ConsumeMessage): void {
     const headers = (message.properties.headers ?? {}) as Record<string, unknown>;
-    this.events.push({
-      envelope: JSON.parse(message.content.toString('utf8')) as AnyEventEnvelope,
-      routingKey: message.fields.routingKey,
-      routing: eventRoutingFromHeaders(headers),
-      headers,
-      messageId: typeof message.properties.messageId === 'string' ? message.properties.messageId : undefined,
-    });
+    const items = eventsOfMessage(message.content, headers);
+    for (const item of items) {
+      this.events.push({
+        envelope: item.event,
+        routingKey: message.fields.routingKey,
+        routing: item.routing,
+        seq: item.seq,
+        headers,
+        messageId: typeof message.properties.messageId === 'string' ? message.properties.messageId : undefined,
+        eventsInMessage: items.length,
+      });
+    }
   }
 
   /** Publishes observations (objects as JSON, strings as they are) to `observations`, confirmed. */

@@ -3,14 +3,14 @@ import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { connect } from 'amqplib';
-import { Queues } from '@cars/contracts';
+import { MAX_OBSERVATIONS_PER_MESSAGE, Queues } from '@cars/contracts';
 import { generateObservations, Observation } from '@cars/datagen';
 import { assertObservationTopology } from '@cars/messaging';
 import { createDataSource, runMigrations } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import { createDatabase, createVhost, deleteVhost, dropDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
-import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag } from '../common/args';
+import { booleanFlag, commandLine, integerFlag, parseFlags, stringFlag, UsageError } from '../common/args';
 import { pidsNamed } from '../common/cpu';
 import { ProcessGroupsCpu } from './process-cpu';
 
@@ -18,17 +18,21 @@ import { ProcessGroupsCpu } from './process-cpu';
  * Ingestion benchmark:
  *
  *   npm run build && node dist/tools/bench/ingest/main.js [--auctions 30000] [--seed 1]
- *     [--batch-size 1000] [--concurrency 2] [--split-relay] [--bare] [--prefill] [--queue-v2]
+ *     [--batch-size 1000] [--concurrency 2] [--per-message 100] [--split-relay] [--bare] [--prefill] [--queue-v2]
  *     [--rounds N] [--compare OTHER/dist/apps/change-detector/src/main.js] [--skip-baselines] [--keep]
  *
  * 1. Database `cars_bench_ingest` (recreated: migrations, reference catalog) and RabbitMQ vhost
  *    `cars_bench_ingest`; datagen observations for N auctions (+ its live ones) held in memory.
  * 2. Baselines in the same run: the raw publish rate (confirmed publishes to a scratch queue,
- *    nothing consuming) and the bulk loader's rate (same rows, no events), then the tables are
- *    emptied again.
+ *    nothing consuming) and the bulk loader's rate (same rows, no events) with its CPU per
+ *    observation (this process and the database's backends), then the tables are emptied again.
+ *    The summary sets the pipeline's rate against the bulk loader's, and the bulk loader's CPU
+ *    per observation against the pipeline's (steady when other work shares the machine).
  * 3. The change-detector app as its own process (dist/apps/change-detector) consuming that vhost;
  *    every observation published to `observations` with confirms as fast as the broker takes
- *    them; done when every auction row holds its newest observation and the queue is empty.
+ *    them, `--per-message` observations per message (a JSON array, as a scraper publishes a page;
+ *    1: one observation object per message); done when every auction row holds its newest
+ *    observation and the queue is empty.
  *    Sustained rate = observations / (last applied − first published). Events go through the
  *    outbox relay to `auction.events` as in production.
  * 4. Then waits until the relay has published every event and reports the relay's rate.
@@ -43,7 +47,8 @@ import { ProcessGroupsCpu } from './process-cpu';
  * --rounds N runs the pipeline N times (tables emptied in between); with --compare PATH each
  * round also runs the change-detector built at PATH (e.g. a checkout of the previous commit,
  * built), in alternating order, against the same database and queue: a before/after comparison
- * under the same machine load. Medians per build are printed at the end.
+ * under the same machine load (with `--per-message 1` for a build that reads no arrays). Medians
+ * per build are printed at the end.
  *
  * --split-relay runs the outbox relay in a second change-detector process (CHANGE_DETECTOR_ROLE)
  * instead of beside the consumer.
@@ -72,6 +77,7 @@ interface Options {
   seed: string;
   batchSize: number;
   concurrency: number;
+  perMessage: number;
   keep: boolean;
   bare: boolean;
   splitRelay: boolean;
@@ -88,6 +94,7 @@ const USAGE = `Usage: node dist/tools/bench/ingest/main.js [options]
   --seed S           data set seed (default "1")
   --batch-size N     the change-detector's OBSERVATION_BATCH_SIZE (default 1000)
   --concurrency N    the change-detector's OBSERVATION_CONCURRENCY (default 2)
+  --per-message N    observations per message, as a JSON array (default 100; 1: one object per message)
   --split-relay      run the outbox relay in a second change-detector process
   --bare             drop the keyword indexes and disable the triggers on auctions
   --prefill          queue every observation before the change-detector starts
@@ -104,6 +111,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     seed: { type: 'string' },
     'batch-size': { type: 'string' },
     concurrency: { type: 'string' },
+    'per-message': { type: 'string' },
     keep: { type: 'boolean' },
     bare: { type: 'boolean' },
     'split-relay': { type: 'boolean' },
@@ -115,11 +123,14 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
   });
   if (flags === 'help') return 'help';
   const compare = stringFlag(flags, 'compare', '');
+  const perMessage = integerFlag(flags, 'per-message', 100, 1);
+  if (perMessage > MAX_OBSERVATIONS_PER_MESSAGE) throw new UsageError(`--per-message takes at most ${MAX_OBSERVATIONS_PER_MESSAGE}`);
   return {
     auctions: integerFlag(flags, 'auctions', 30000, 1),
     seed: stringFlag(flags, 'seed', '1'),
     batchSize: integerFlag(flags, 'batch-size', 1000, 1),
     concurrency: integerFlag(flags, 'concurrency', 2, 1),
+    perMessage,
     keep: booleanFlag(flags, 'keep'),
     bare: booleanFlag(flags, 'bare'),
     splitRelay: booleanFlag(flags, 'split-relay'),
@@ -186,24 +197,28 @@ interface Pipeline {
   dataSource: DataSource;
   databaseUrl: string;
   rabbitUrl: string;
+  /** The messages: `perMessage` observations each. */
   bodies: Buffer[];
+  observations: number;
   /** Newest observation time of each auction, by `source \u001f source_auction_id`. */
   newest: Map<string, string>;
+  /** The auctions of the last message's observations (those with an auction part). */
+  lastKeys: string[];
 }
 
-/** The PostgreSQL backends of the bench database, the bench's own connections left out. */
-async function databaseProcesses(dataSource: DataSource): Promise<{ backends: number[]; autovacuum: number[] }> {
+/** The PostgreSQL backends of the bench database, the bench's own connections left out unless `withBench`. */
+async function databaseProcesses(dataSource: DataSource, withBench = false): Promise<{ backends: number[]; autovacuum: number[] }> {
   const rows: { pid: number; autovacuum: boolean }[] = await dataSource.query(
     `SELECT pid, backend_type = 'autovacuum worker' AS autovacuum FROM pg_stat_activity
-     WHERE datname = $1 AND coalesce(application_name, '') <> $2`,
-    [NAME, BENCH_APPLICATION],
+     WHERE datname = $1 AND ($3 OR coalesce(application_name, '') <> $2)`,
+    [NAME, BENCH_APPLICATION, withBench],
   );
   return { backends: rows.filter((r) => !r.autovacuum).map((r) => r.pid), autovacuum: rows.filter((r) => r.autovacuum).map((r) => r.pid) };
 }
 
 /** Runs the change-detector at `app` over the whole data set once; the tables are emptied first. */
 async function runPipeline(pipeline: Pipeline, app: string, build: string): Promise<RunResult> {
-  const { options, dataSource, bodies, newest } = pipeline;
+  const { options, dataSource, bodies, observations, newest, lastKeys } = pipeline;
   await emptyTables(dataSource);
   await dataSource.query(`VACUUM ANALYZE auctions`);
   // BENCH_CHILD_NODE_ARGS: extra node flags for the change-detector (e.g. --cpu-prof).
@@ -232,7 +247,7 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
     let publishMs = 0;
     if (options.prefill) {
       publishMs = await publishAll(pipeline.rabbitUrl, Queues.Observations, bodies);
-      log(`prefilled ${bodies.length} observations in ${publishMs} ms`);
+      log(`prefilled ${observations} observations (${bodies.length} messages) in ${publishMs} ms`);
     }
     const child = startApp(options.splitRelay ? 'consumer' : 'all');
     children.push(child);
@@ -242,17 +257,18 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
       await sleep(10);
     }
 
-    const keys = [...newest.keys()].map((k) => k.split('\u001f'));
-    const expectedAt = [...newest.values()];
-    const applied = async (): Promise<number> => {
+    /** How many of these auctions hold their newest observation. */
+    const applied = async (of: readonly string[]): Promise<number> => {
+      const keys = of.map((k) => k.split('\u001f'));
       const [{ n }] = await dataSource.query(
         `SELECT count(*)::int AS n FROM auctions a
          JOIN unnest($1::text[], $2::text[], $3::timestamptz[]) AS k(s, i, m)
            ON a.source = k.s AND a.source_auction_id = k.i AND a.observed_at = k.m`,
-        [keys.map((k) => k[0]), keys.map((k) => k[1]), expectedAt],
+        [keys.map((k) => k[0]), keys.map((k) => k[1]), of.map((k) => newest.get(k))],
       );
       return n as number;
     };
+    const everyKey = [...newest.keys()];
     const broker = pidsNamed('beam.smp');
     const cpu = new ProcessGroupsCpu(async () => {
       const database = await databaseProcesses(dataSource);
@@ -273,9 +289,11 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
       await sleep(100);
       await cpu.sample();
       // The broker's count is free; the exact check (a join over every key) only runs once the
-      // queue is empty, so measuring does not take CPU from what is measured.
+      // queue is empty and the auctions of the last message hold their newest observation (a
+      // few keys: with arrays the consumer takes the whole queue into its prefetch early), so
+      // measuring does not take CPU from what is measured.
       const queued = (await probeChannel.checkQueue(Queues.Observations)).messageCount;
-      if (queued === 0 && publishMs > 0) done = await applied();
+      if (queued === 0 && publishMs > 0 && (await applied(lastKeys)) === lastKeys.length) done = await applied(everyKey);
       if (Date.now() - lastLog > 2000) {
         lastLog = Date.now();
         log(`  ${queued} queued, ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -300,10 +318,10 @@ async function runPipeline(pipeline: Pipeline, app: string, build: string): Prom
     await cpu.sample();
     const result: RunResult = {
       build,
-      observations_per_s: rate(bodies.length, pipelineMs),
+      observations_per_s: rate(observations, pipelineMs),
       pipeline_ms: pipelineMs,
-      publish_with_consumer_per_s: rate(bodies.length, publishMs),
-      cpu_us_per_observation: cpu.perUnit(bodies.length),
+      publish_with_consumer_per_s: rate(observations, publishMs),
+      cpu_us_per_observation: cpu.perUnit(observations),
       events_written: events.total,
       events_published_when_applied: events.published,
       all_events_published_ms: relayedMs,
@@ -367,10 +385,14 @@ async function prepareSchema(options: Options, dataSource: DataSource): Promise<
   }
 }
 
-/** The observations, their message bodies, and the newest observation time of each auction. */
-function generate(options: Options): { observations: Observation[]; bodies: Buffer[]; newest: Map<string, string>; bidCount: number } {
+/** The observations, their message bodies, the newest observation time of each auction, and the auctions of the last message. */
+function generate(options: Options): Generated {
   const observations = [...generateObservations({ auctions: options.auctions, seed: options.seed })];
-  const bodies = observations.map((o) => Buffer.from(JSON.stringify(o)));
+  const bodies: Buffer[] = [];
+  for (let i = 0; i < observations.length; i += options.perMessage) {
+    const body = options.perMessage === 1 ? observations[i] : observations.slice(i, i + options.perMessage);
+    bodies.push(Buffer.from(JSON.stringify(body)));
+  }
   const newest = new Map<string, string>();
   for (const o of observations) {
     const key = `${o.source}\u001f${o.source_auction_id}`;
@@ -378,8 +400,18 @@ function generate(options: Options): { observations: Observation[]; bodies: Buff
     if (o.auction && (newest.get(key) ?? '') < at) newest.set(key, at);
   }
   const bidCount = observations.reduce((n, o) => n + o.bids.length, 0);
-  log(`${observations.length} observations (${newest.size} auctions, ${bidCount} bids)`);
-  return { observations, bodies, newest, bidCount };
+  const lastMessage = observations.slice((bodies.length - 1) * options.perMessage);
+  const lastKeys = [...new Set(lastMessage.filter((o) => o.auction).map((o) => `${o.source}\u001f${o.source_auction_id}`))];
+  log(`${observations.length} observations in ${bodies.length} messages (${newest.size} auctions, ${bidCount} bids)`);
+  return { observations, bodies, newest, lastKeys, bidCount };
+}
+
+interface Generated {
+  observations: Observation[];
+  bodies: Buffer[];
+  newest: Map<string, string>;
+  lastKeys: string[];
+  bidCount: number;
 }
 
 /**
@@ -393,7 +425,7 @@ async function baselines(
   rabbitUrl: string,
   observations: Observation[],
   bodies: Buffer[],
-): Promise<{ rawMs?: number; bulkMs?: number }> {
+): Promise<Baseline> {
   if (options.skipBaselines) {
     const tokens = new Set<string>();
     for (const o of observations) for (const token of o.auction?.description?.split(' ') ?? []) if (token) tokens.add(token);
@@ -405,10 +437,18 @@ async function baselines(
   const channel = await connection.createChannel();
   await channel.deleteQueue('bench.raw');
   await connection.close();
-  log(`raw publish: ${rate(bodies.length, rawMs)} msg/s`);
+  log(`raw publish: ${rate(bodies.length, rawMs)} msg/s (${rate(observations.length, rawMs)} obs/s)`);
+  // Its CPU as the pipeline's is read: this process (the loader) and the database's backends.
+  const cpu = new ProcessGroupsCpu(async () => ({ postgres: (await databaseProcesses(dataSource, true)).backends }));
+  await cpu.sample();
   const bulkMs = (await bulkLoadObservations(dataSource, observations)).ms;
-  log(`bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms)`);
-  return { rawMs, bulkMs };
+  await cpu.sample();
+  const bulkCpu = cpu.perUnit(observations.length);
+  log(
+    `bulk loader: ${rate(observations.length, bulkMs)} obs/s (${bulkMs} ms); CPU µs per observation: loader ${bulkCpu.bench}, ` +
+      `PostgreSQL ${bulkCpu.postgres}, machine ${bulkCpu.machine ?? '?'} (${bulkCpu.machine_busy_percent ?? '?'}% busy)`,
+  );
+  return { rawMs, bulkMs, bulkCpu };
 }
 
 /** The pipeline runs: this build, and the compared one when asked, alternating who goes first. */
@@ -425,15 +465,37 @@ async function runRounds(pipeline: Pipeline): Promise<RunResult[]> {
   return runs;
 }
 
+/** Figures of the baselines (absent with --skip-baselines). */
+interface Baseline {
+  rawMs?: number;
+  bulkMs?: number;
+  /** µs of CPU per observation: `bench` (the loader, this process), `postgres`, `machine`. */
+  bulkCpu?: Record<string, number>;
+}
+
+const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
+
+/**
+ * The pipeline's CPU per observation: change-detector, PostgreSQL (autovacuum included), the
+ * broker and this process (the publisher). Set against the bulk loader's (loader + PostgreSQL):
+ * what the pipeline's work costs over the loader's, a figure that holds when other work shares
+ * the machine and the rates swing. (Not a bound on the rates' ratio: the loader is one stream of
+ * COPYs and does not keep two cores busy.)
+ */
+function pipelineCpu(cpu: Record<string, number>): number {
+  return ['change-detector', 'postgres', 'autovacuum', 'rabbitmq', 'bench'].reduce((sum, group) => sum + (cpu[group] ?? 0), 0);
+}
+
 /** The summary as JSON on standard output; the exit code (1: target missed). */
 function report(
   options: Options,
-  generated: { observations: Observation[]; bodies: Buffer[]; newest: Map<string, string>; bidCount: number },
-  baseline: { rawMs?: number; bulkMs?: number },
+  generated: Generated,
+  baseline: Baseline,
   runs: RunResult[],
 ): number {
   const { observations, bodies, newest, bidCount } = generated;
-  const { rawMs, bulkMs } = baseline;
+  const { rawMs, bulkMs, bulkCpu } = baseline;
+  const bulkCpuTotal = bulkCpu ? (bulkCpu.bench ?? 0) + (bulkCpu.postgres ?? 0) : undefined;
   const mine = runs.filter((r) => r.build === 'this build');
   const compared = runs.filter((r) => r.build === 'compared');
   const sustained = median(mine.map((r) => r.observations_per_s));
@@ -443,9 +505,16 @@ function report(
     bids: bidCount,
     batch_size: options.batchSize,
     concurrency: options.concurrency,
+    observations_per_message: options.perMessage,
+    messages: bodies.length,
     raw_publish_per_s: rawMs === undefined ? null : rate(bodies.length, rawMs),
+    raw_publish_observations_per_s: rawMs === undefined ? null : rate(observations.length, rawMs),
     bulk_load_per_s: bulkMs === undefined ? null : rate(observations.length, bulkMs),
     bulk_load_ms: bulkMs ?? null,
+    bulk_load_cpu_us_per_observation: bulkCpu ?? null,
+    observations_per_s_vs_bulk_load: bulkMs === undefined ? null : ratio(sustained, rate(observations.length, bulkMs)),
+    cpu_bulk_load_vs_pipeline:
+      bulkCpuTotal === undefined ? null : ratio(bulkCpuTotal, median(mine.map((r) => pipelineCpu(r.cpu_us_per_observation)))),
     sustained_observations_per_s: sustained,
     this_build: summarize(mine),
     compared: compared.length > 0 ? { app: options.compare, ...summarize(compared) } : null,
@@ -471,7 +540,16 @@ async function main(): Promise<number> {
     await prepareSchema(options, dataSource);
     const generated = generate(options);
     const baseline = await baselines(options, dataSource, rabbitUrl, generated.observations, generated.bodies);
-    const runs = await runRounds({ options, dataSource, databaseUrl, rabbitUrl, bodies: generated.bodies, newest: generated.newest });
+    const runs = await runRounds({
+      options,
+      dataSource,
+      databaseUrl,
+      rabbitUrl,
+      bodies: generated.bodies,
+      observations: generated.observations.length,
+      newest: generated.newest,
+      lastKeys: generated.lastKeys,
+    });
     return report(options, generated, baseline, runs);
   } finally {
     await dataSource.destroy();

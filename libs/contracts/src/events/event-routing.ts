@@ -10,18 +10,26 @@ export interface EventRouting {
 }
 
 /**
- * How an event travels on the `auction.events` exchange (routing key = event type):
+ * How an event travels on the `auction.events` exchange (routing key = event type), in one of two
+ * forms (a consumer reads both: `eventsOfMessage`):
+ *
+ * One event per message:
  * - body: the envelope as JSON (UTF-8), exactly what subscribers receive;
  * - properties: `messageId` = envelope id, `type` = event type, `contentType` application/json,
  *   persistent;
  * - headers: the routing context below (a header is absent when its value is null), plus the
  *   outbox sequence number (informative: order is not guaranteed across relays).
+ *
+ * A batch (the relay's default, see `EventBatchItem`): consecutive events of one type in one
+ * message, header `x-event-count` = how many, `x-event-seq` = the first one's sequence number.
  */
 export const EventHeaders = {
   Make: 'x-event-make',
   Source: 'x-event-source',
   AuctionId: 'x-event-auction-id',
   Seq: 'x-event-seq',
+  /** Present on a batch message only: the number of events in its body. */
+  Count: 'x-event-count',
 } as const;
 
 export function eventRoutingHeaders(routing: EventRouting): Record<string, string> {

@@ -1,2 +1,3 @@
 export * from './event-envelope';
 export * from './event-routing';
+export * from './event-message';

@@ -1,3 +1,4 @@
 export * from './observation.schema';
 export * from './observation.validation';
 export * from './observation-headers';
+export * from './observation-message';

@@ -9,11 +9,14 @@ class FakeChannel {
   readonly unacked = new Set<number>();
   readonly frames: string[] = [];
   prefetchCount?: number;
+  /** The channel-wide prefetch (`basic.qos` global), each value set in turn. */
+  readonly channelPrefetch: number[] = [];
   private onMessage?: (message: ConsumeMessage | null) => void;
   consuming?: string;
 
-  async prefetch(count: number): Promise<void> {
-    this.prefetchCount = count;
+  async prefetch(count: number, global = false): Promise<void> {
+    if (global) this.channelPrefetch.push(count);
+    else this.prefetchCount = count;
   }
 
   async consume(queue: string, onMessage: (message: ConsumeMessage | null) => void): Promise<{ consumerTag: string }> {
@@ -224,6 +227,50 @@ describe('BatchConsumer', () => {
       expect(batches.map((b) => b.messages.length)).toEqual([2, 2, 2, 1]);
       expect(consumer.stats).toMatchObject({ received: 7, batches: 2 });
     });
+    it('with weigh, closes a batch once its messages weigh batchSize (a heavy message alone)', async () => {
+      const weigh = (message: ConsumeMessage) => Number(message.content.toString());
+      const { channel, batches } = await started({ batchSize: 10, concurrency: 3, weigh });
+      channel.deliver('4');
+      channel.deliver('5');
+      expect(batches).toHaveLength(0);
+      channel.deliver('3');
+      // 4 + 5 fit, the 3 would not: it starts the next batch, a free slot taking what is buffered.
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['4', '5'], ['3']]);
+      channel.deliver('30');
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['4', '5'], ['3'], ['30']]);
+    });
+  });
+
+  describe('prefetch by weight', () => {
+    const weigh = (message: ConsumeMessage) => Number(message.content.toString());
+
+    it('starts the channel at concurrency + 1 messages, as if each weighed a batch, and opens up for light ones', async () => {
+      const { channel } = await started({ batchSize: 100, concurrency: 2, weigh });
+      expect(channel.prefetchCount).toBe(300);
+      expect(channel.channelPrefetch).toEqual([3]);
+      for (let i = 0; i < 80; i += 1) channel.deliver('1');
+      const window = channel.channelPrefetch;
+      // Each change by more than a fifth, rising towards 300 messages (the consumer's own prefetch).
+      expect(window.length).toBeGreaterThan(3);
+      expect(window).toEqual([...window].sort((a, b) => a - b));
+      expect(window[window.length - 1]).toBeGreaterThan(150);
+      expect(window[window.length - 1]).toBeLessThanOrEqual(300);
+    });
+
+    it('keeps the window near prefetchWeight / weight for heavy messages', async () => {
+      const { channel } = await started({ batchSize: 100, concurrency: 2, weigh, prefetchWeight: 1000 });
+      expect(channel.channelPrefetch).toEqual([10]);
+      for (let i = 0; i < 40; i += 1) channel.deliver('100');
+      expect(channel.channelPrefetch).toEqual([10]);
+      for (let i = 0; i < 40; i += 1) channel.deliver('500');
+      expect(channel.channelPrefetch[channel.channelPrefetch.length - 1]).toBe(3);
+    });
+
+    it('sets no channel-wide prefetch without weigh', async () => {
+      const { channel } = await started();
+      channel.deliverMany(10);
+      expect(channel.channelPrefetch).toEqual([]);
+    });
   });
 
   describe('acknowledgements', () => {
@@ -396,6 +443,27 @@ describe('BatchConsumer', () => {
       batches[0].resolve({ beforeAck: () => Promise.reject(new Error('bookkeeping down')) });
       await settle();
       expect(channel.frames).toEqual(['ack 1 multiple']);
+    });
+
+    it('dead-letters the refused parts of a message, each with its own body and headers, and counts the message once', async () => {
+      const { broker, channel, batches, consumer } = await started({ batchSize: 2 });
+      const [whole, parts] = [channel.deliver('[1,2,3]', { messageId: 'batch-7' }), channel.deliver('bad')];
+      batches[0].resolve({
+        deadLetters: [
+          { message: whole, reason: 'first refused', content: Buffer.from('1'), headers: { 'x-index': 0 } },
+          { message: whole, reason: 'third refused', content: Buffer.from('3'), headers: { 'x-index': 2 } },
+          { message: parts, reason: 'all of it' },
+          { message: parts, reason: 'all of it, again' },
+        ],
+      });
+      await settle();
+      expect(broker.published.map((p) => [p.body, p.options.headers?.['x-reason'], p.options.headers?.['x-index'], p.options.messageId])).toEqual([
+        ['1', 'first refused', 0, 'batch-7'],
+        ['3', 'third refused', 2, 'batch-7'],
+        ['bad', 'all of it', undefined, undefined],
+      ]);
+      expect(channel.frames).toEqual(['ack 2 multiple']);
+      expect(consumer.stats).toMatchObject({ acked: 2, deadLettered: 2 });
     });
 
     it('rejects refused messages to the broker when it has no dead-letter queue', async () => {

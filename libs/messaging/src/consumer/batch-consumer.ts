@@ -8,10 +8,18 @@ import { namedSocketOptions } from '../rmq.options';
 import { consumerMetrics } from './consumer.metrics';
 import { AckTrackers } from './ack-tracker';
 
-/** A message its handler refuses for good, and why. */
+/**
+ * A message its handler refuses for good, and why. A message may be refused in parts (one
+ * element of a batch message): each part is its own dead letter with its own `content`, and the
+ * message counts as refused once.
+ */
 export interface DeadLetter {
   message: ConsumeMessage;
   reason: string;
+  /** The body to dead-letter instead of the message's own (the refused part of it). */
+  content?: Buffer;
+  /** Headers added to the dead letter besides the reason (e.g. where the part was in the message). */
+  headers?: Record<string, unknown>;
 }
 
 /** What a handler decided about its batch: every message not dead-lettered is acknowledged. */
@@ -58,8 +66,22 @@ export interface BatchConsumerOptions {
   /** Declares what the channels rely on; runs on every (re)connect of each channel, before consuming. */
   topology: (channel: ConfirmChannel) => Promise<unknown>;
   handle: BatchHandler;
-  /** Messages per batch (default 100). */
+  /** Messages per batch (default 100), or their total weight when `weigh` is given. */
   batchSize?: number;
+  /**
+   * A message's share of `batchSize` (default 1 each), e.g. the items a batch message carries: a
+   * batch takes messages until their weights reach `batchSize` (at least one message). Called
+   * once per delivery; must not throw. The unacknowledged weight is bounded too: see
+   * `prefetchWeight`.
+   */
+  weigh?: (message: ConsumeMessage) => number;
+  /**
+   * With `weigh`: about how much weight may wait unacknowledged (default batchSize × (concurrency
+   * + 1)). A channel-wide prefetch (`basic.qos` global) follows the average weight of the messages
+   * seen — starting as if each weighed a whole batch — between concurrency + 1 and `prefetch`
+   * messages, so a queue of heavy messages is not all taken into memory at once.
+   */
+  prefetchWeight?: number;
   /**
    * How long a lone message waits for company before its batch starts. Default 0: no window — a
    * batch starts on the next turn of the event loop with what has arrived, and batches grow by
@@ -92,17 +114,21 @@ export interface ConsumerStats {
 interface Delivery {
   message: ConsumeMessage;
   channel: ConfirmChannel;
+  weight: number;
 }
 
 interface Refusal {
   delivery: Delivery;
   reason: string;
+  content?: Buffer;
+  headers?: Record<string, unknown>;
 }
 
 const MAX_REASON_LENGTH = 2000;
 
 /**
- * Consumes one durable queue in batches: messages are buffered until `batchSize` arrived, a slot
+ * Consumes one durable queue in batches: messages are buffered until `batchSize` arrived (or
+ * their weights reached it, see `weigh`), a slot
  * is free (on the next turn of the event loop), or `maxWaitMs` passed when one is set; up to `concurrency` batches run at once, and a batch is acknowledged after
  * its handler resolved. Messages the handler refuses are published to the dead-letter queue with
  * the reason in a header and acknowledged, so they never block the queue. When the handler throws
@@ -124,6 +150,8 @@ export class BatchConsumer {
   private readonly supervisions: ChannelSupervision[] = [];
   private publishChannel?: ChannelWrapper;
   private buffer: Delivery[] = [];
+  /** Total weight of `buffer`. */
+  private buffered = 0;
   private timer?: NodeJS.Timeout | NodeJS.Immediate;
   private inFlight = 0;
   /** Callers of `stop()` waiting for the batches in flight. */
@@ -131,6 +159,9 @@ export class BatchConsumer {
   private stopping = false;
   private stopped = new AbortController();
   private failures = 0;
+  /** With `weigh`: the average weight of the messages seen, and the channel-wide prefetch set on each channel. */
+  private averageWeight: number;
+  private readonly channelPrefetch = new WeakMap<ConfirmChannel, number>();
   /** Outstanding delivery tags per channel, so a settled batch costs one `basic.ack` with `multiple`. */
   private readonly acks = new AckTrackers<ConfirmChannel, ConsumeMessage>();
 
@@ -141,6 +172,7 @@ export class BatchConsumer {
     this.concurrency = options.concurrency ?? 1;
     this.prefetch = options.prefetch ?? this.batchSize * (this.concurrency + 1);
     this.retry = options.retry ?? { baseMs: 400, maxMs: 10_000 };
+    this.averageWeight = this.batchSize;
   }
 
   async start(): Promise<void> {
@@ -160,8 +192,13 @@ export class BatchConsumer {
       setup: async (channel: ConfirmChannel) => {
         await topology(channel);
         await channel.prefetch(this.prefetch);
+        if (this.options.weigh) {
+          const window = this.weightedPrefetch();
+          await channel.prefetch(window, true);
+          this.channelPrefetch.set(channel, window);
+        }
         await channel.consume(this.options.queue, (message) => {
-          if (message) this.onDelivery({ message, channel });
+          if (message) this.onDelivery({ message, channel, weight: this.weighed(message, channel) });
         });
       },
     });
@@ -185,12 +222,34 @@ export class BatchConsumer {
     this.clearTimer();
     if (this.inFlight > 0) await new Promise<void>((resolve) => this.drainWaiters.push(resolve));
     this.buffer = [];
+    this.buffered = 0;
     await this.consumeChannel?.close().catch(() => undefined);
     await this.publishChannel?.close().catch(() => undefined);
     await this.connection?.close().catch(() => undefined);
     this.consumeChannel = undefined;
     this.publishChannel = undefined;
     this.connection = undefined;
+  }
+
+  /** A message's weight (1 without `weigh`); with `weigh`, the channel's prefetch follows the average. */
+  private weighed(message: ConsumeMessage, channel: ConfirmChannel): number {
+    if (!this.options.weigh) return 1;
+    const weight = Math.max(1, this.options.weigh(message));
+    this.averageWeight += (weight - this.averageWeight) / 10;
+    const window = this.weightedPrefetch();
+    const current = this.channelPrefetch.get(channel);
+    // Only a change by more than a fifth is sent: not a basic.qos per message.
+    if (current !== undefined && Math.abs(window - current) * 5 > current) {
+      this.channelPrefetch.set(channel, window);
+      channel.prefetch(window, true).catch((error: unknown) => this.logger.warn(`prefetch not changed: ${errorMessage(error)}`));
+    }
+    return weight;
+  }
+
+  /** Messages the channel may hold: `prefetchWeight` over the average weight, within its bounds. */
+  private weightedPrefetch(): number {
+    const target = this.options.prefetchWeight ?? this.batchSize * (this.concurrency + 1);
+    return Math.min(this.prefetch, Math.max(this.concurrency + 1, Math.round(target / this.averageWeight)));
   }
 
   private onDelivery(delivery: Delivery): void {
@@ -200,7 +259,8 @@ export class BatchConsumer {
     this.stats.received += 1;
     consumerMetrics.consumed.inc({ queue: this.options.queue });
     this.buffer.push(delivery);
-    if (this.buffer.length >= this.batchSize) this.dispatch();
+    this.buffered += delivery.weight;
+    if (this.buffered >= this.batchSize) this.dispatch();
     else if (!this.timer) {
       const start = () => {
         this.timer = undefined;
@@ -221,7 +281,7 @@ export class BatchConsumer {
 
   private dispatch(): void {
     while (!this.stopping && this.inFlight < this.concurrency && this.buffer.length > 0) {
-      const batch = this.buffer.splice(0, this.batchSize);
+      const batch = this.takeBatch();
       this.inFlight += 1;
       void this.run(batch)
         .catch((error: unknown) => this.logger.error(`batch of ${batch.length} not settled: ${errorMessage(error)}`))
@@ -231,6 +291,18 @@ export class BatchConsumer {
           if (this.buffer.length > 0) this.dispatch();
         });
     }
+  }
+
+  /** The first messages of the buffer up to `batchSize` of weight (at least one). */
+  private takeBatch(): Delivery[] {
+    let count = 0;
+    let weight = 0;
+    while (count < this.buffer.length && (count === 0 || weight + this.buffer[count].weight <= this.batchSize)) {
+      weight += this.buffer[count].weight;
+      count += 1;
+    }
+    this.buffered -= weight;
+    return this.buffer.splice(0, count);
   }
 
   private async run(batch: Delivery[]): Promise<void> {
@@ -251,10 +323,11 @@ export class BatchConsumer {
     const byMessage = new Map(batch.map((delivery) => [delivery.message, delivery]));
     const refused: Refusal[] = [];
     const refusedSet = new Set<Delivery>();
-    for (const { message, reason } of outcome?.deadLetters ?? []) {
+    for (const { message, reason, content, headers } of outcome?.deadLetters ?? []) {
       const delivery = byMessage.get(message);
-      if (!delivery || refusedSet.has(delivery)) continue;
-      refused.push({ delivery, reason });
+      // A whole message is dead-lettered once; its parts (own content) each.
+      if (!delivery || (refusedSet.has(delivery) && !content)) continue;
+      refused.push({ delivery, reason, content, headers });
       refusedSet.add(delivery);
     }
     const accepted = batch.filter((delivery) => !refusedSet.has(delivery));
@@ -278,8 +351,8 @@ export class BatchConsumer {
       await outcome.beforeAck().catch((error: unknown) => this.logger.warn(`before acknowledging: ${errorMessage(error)}`));
     }
     this.settle(settled, []);
-    this.stats.deadLettered += refused.length;
-    if (this.options.deadLetter && refused.length > 0) consumerMetrics.deadLettered.inc({ queue: this.options.queue }, refused.length);
+    this.stats.deadLettered += refusedSet.size;
+    if (this.options.deadLetter && refused.length > 0) consumerMetrics.deadLettered.inc({ queue: this.options.queue }, refusedSet.size);
   }
 
   /** Nothing of the batch took effect: back to the queue after a pause (at once when stopping). */
@@ -310,7 +383,7 @@ export class BatchConsumer {
     });
   }
 
-  private async deadLetter({ delivery, reason }: Refusal): Promise<void> {
+  private async deadLetter({ delivery, reason, content, headers: extra }: Refusal): Promise<void> {
     const target = this.options.deadLetter;
     if (!target || !this.publishChannel) throw new Error('no dead-letter queue');
     this.logger.warn(`rejected: ${reason.slice(0, 300)}`);
@@ -318,10 +391,11 @@ export class BatchConsumer {
     const original = delivery.message.properties;
     const headers: Record<string, unknown> = {
       ...(original.headers ?? {}),
+      ...(extra ?? {}),
       [target.reasonHeader]: reason.slice(0, MAX_REASON_LENGTH),
     };
     if (target.rejectedAtHeader) headers[target.rejectedAtHeader] = new Date().toISOString();
-    await this.publishChannel.sendToQueue(target.queue, delivery.message.content, {
+    await this.publishChannel.sendToQueue(target.queue, content ?? delivery.message.content, {
       persistent: true,
       contentType: original.contentType ?? 'application/json',
       contentEncoding: original.contentEncoding ?? undefined,

@@ -8,7 +8,7 @@ import { ChangeDetectorMetrics } from './metrics/change-detector.metrics';
 import { KnownDescriptionTokens } from './observations/description-tokens';
 import { ObservationProcessor } from './observations/observation.processor';
 import { ObservationRepository } from './observations/observation.repository';
-import { EVENT_PUBLISHER, EVENT_PUBLISHER_URL, RmqEventPublisher } from './outbox/event-publisher';
+import { EVENT_PUBLISHER, EVENT_PUBLISHER_OPTIONS, EVENT_PUBLISHER_URL, EventPublisherOptions, RmqEventPublisher } from './outbox/event-publisher';
 import { OUTBOX_RELAY_OPTIONS, OutboxRelay, OutboxRelayOptions } from './outbox/outbox.relay';
 import { PENDING_REPLAYER_OPTIONS, PendingReplayer, PendingReplayerOptions } from './pending/pending-replayer';
 
@@ -48,9 +48,12 @@ function pendingReplayProviders(options: ChangeDetectorModuleOptions): Provider[
 
 function relayProviders(options: ChangeDetectorModuleOptions): Provider[] {
   if (!options.rabbitmqUrl || options.relay === false) return [];
-  const relay: OutboxRelayOptions = { ...(options.relay ?? {}), listenUrl: options.databaseUrl };
+  const { eventsPerMessage, ...relayOptions } = options.relay ?? {};
+  const relay: OutboxRelayOptions = { ...relayOptions, listenUrl: options.databaseUrl };
+  const publisher: EventPublisherOptions = { eventsPerMessage };
   return [
     { provide: EVENT_PUBLISHER_URL, useValue: options.rabbitmqUrl },
+    { provide: EVENT_PUBLISHER_OPTIONS, useValue: publisher },
     RmqEventPublisher,
     { provide: EVENT_PUBLISHER, useExisting: RmqEventPublisher },
     { provide: OUTBOX_RELAY_OPTIONS, useValue: relay },

@@ -1,4 +1,5 @@
 import type { ObservationConsumerOptions } from './consumer/observation.consumer';
+import type { EventPublisherOptions } from './outbox/event-publisher';
 import type { OutboxRelayOptions } from './outbox/outbox.relay';
 import type { PendingReplayerOptions } from './pending/pending-replayer';
 
@@ -12,7 +13,8 @@ export interface ChangeDetectorModuleOptions {
   /** Connection string for the relay's LISTEN connection (otherwise it polls). */
   databaseUrl?: string;
   consumer?: Omit<ObservationConsumerOptions, 'url'> | false;
-  relay?: Omit<OutboxRelayOptions, 'listenUrl'> | false;
+  /** The relay, and how many events its messages carry (`eventsPerMessage`). */
+  relay?: (Omit<OutboxRelayOptions, 'listenUrl'> & EventPublisherOptions) | false;
   /** Replay of parked observations whose context arrived (on by default, in every mode). */
   pendingReplay?: Omit<PendingReplayerOptions, 'listenUrl'> | false;
 }

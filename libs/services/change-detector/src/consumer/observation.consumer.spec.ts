@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
-import { ObservationHeaders } from '@cars/contracts';
+import { MAX_OBSERVATION_ARRAY_BYTES, MAX_OBSERVATIONS_PER_MESSAGE, ObservationHeaders } from '@cars/contracts';
 import type { BatchContext, BatchOutcome } from '@cars/messaging';
 import type { ConsumeMessage, MessageProperties } from 'amqplib';
 import type { IngestOutcome, ObservationProcessor, ProcessResult } from '../observations/observation.processor';
-import { ObservationConsumer, observationBatchHandler } from './observation.consumer';
+import { decodeMessage, ObservationConsumer, observationBatchHandler } from './observation.consumer';
 
 const observation = (id: string) => ({
   source: 'bringatrailer',
@@ -129,6 +129,125 @@ describe('observationBatchHandler', () => {
     p.failRecording();
     const run = await handle(p.processor, [runMessage(observation('2'), 'x')]);
     await expect(run.beforeAck?.()).resolves.toBeUndefined();
+  });
+});
+
+const ids = (p: ReturnType<typeof processor>) => p.batches.map((b) => b.map((o) => o.source_auction_id));
+
+describe('observationBatchHandler, array messages', () => {
+  const letters = (outcome: BatchOutcome) =>
+    (outcome.deadLetters ?? []).map((d) => ({
+      message: d.message,
+      reason: d.reason,
+      body: d.content?.toString('utf8'),
+      index: d.headers?.[ObservationHeaders.Index],
+    }));
+
+  it('applies the observations of array messages and single ones in one call, in message order', async () => {
+    const p = processor();
+    const outcome = await handle(p.processor, [
+      message([observation('1'), observation('2')]),
+      message(observation('3')),
+      message([observation('4')]),
+    ]);
+    expect(ids(p)).toEqual([['1', '2', '3', '4']]);
+    expect(reasons(outcome)).toEqual([]);
+  });
+
+  it('dead-letters an invalid element alone (its JSON, its position) and applies the others of the message', async () => {
+    const p = processor();
+    const invalid = { source: 'bringatrailer', observed_at: '2026-11-21T12:00:03Z' };
+    const batch = message([observation('1'), invalid, observation('3')]);
+    const outcome = await handle(p.processor, [batch]);
+    expect(ids(p)).toEqual([['1', '3']]);
+    expect(letters(outcome)).toEqual([
+      { message: batch, reason: expect.stringMatching(/^invalid observation: .*source_auction_id/), body: JSON.stringify(invalid), index: 1 },
+    ]);
+  });
+
+  it('dead-letters an element the processor refused alone, found by its position among the valid ones', async () => {
+    const p = processor(async () => result({ rejected: [{ index: 2, reason: 'the observation could not be applied: boom' }] }));
+    const first = message([observation('1'), 'not an observation', observation('2')]);
+    const second = message([observation('3'), observation('4')]);
+    const outcome = await handle(p.processor, [first, second]);
+    expect(ids(p)).toEqual([['1', '2', '3', '4']]);
+    expect(letters(outcome)).toEqual([
+      { message: first, reason: expect.stringMatching(/^invalid observation: /), body: '"not an observation"', index: 1 },
+      { message: second, reason: 'the observation could not be applied: boom', body: JSON.stringify(observation('3')), index: 0 },
+    ]);
+  });
+
+  it('dead-letters whole an empty array, one longer than the bound, or one larger than the bound, and applies the rest', async () => {
+    const p = processor();
+    const empty = message([]);
+    const tooMany = message(Array.from({ length: MAX_OBSERVATIONS_PER_MESSAGE + 1 }, (_, i) => observation(`${i}`)));
+    const big = observation('big');
+    const tooLarge = message([{ ...big, auction: { ...big.auction, description: 'x'.repeat(MAX_OBSERVATION_ARRAY_BYTES) } }]);
+    const atTheBound = message(Array.from({ length: MAX_OBSERVATIONS_PER_MESSAGE }, (_, i) => observation(`${i}`)));
+    const outcome = await handle(p.processor, [empty, tooMany, tooLarge, atTheBound]);
+    expect(p.batches.map((b) => b.length)).toEqual([MAX_OBSERVATIONS_PER_MESSAGE]);
+    expect(letters(outcome)).toEqual([
+      { message: empty, reason: 'empty array: a message carries at least one observation', body: undefined, index: undefined },
+      { message: tooMany, reason: expect.stringMatching(/^too many observations: 1001, /), body: undefined, index: undefined },
+      { message: tooLarge, reason: expect.stringMatching(/^message too large: \d+ bytes/), body: undefined, index: undefined },
+    ]);
+  });
+
+  it('throws when the processor throws: the good and the bad of the messages come back together', async () => {
+    const p = processor(() => Promise.reject(new Error('database down')));
+    await expect(handle(p.processor, [message([observation('1'), 'bad'])])).rejects.toThrow('database down');
+  });
+
+  it('records the outcome of each element of an array message of an ingest run, as <message id>/<index>', async () => {
+    const p = processor(async () => result({ pendingIndexes: [1] }));
+    const outcome = await handle(p.processor, [
+      runMessage([observation('1'), observation('2'), 'bad'], 'page-1'),
+      runMessage([observation('3')], 'page-2'),
+      runMessage([], 'page-3'),
+    ]);
+    await outcome.beforeAck?.();
+    expect(p.recorded).toEqual([
+      [
+        { runId: 'run-1', messageId: 'page-1/0', outcome: 'applied' },
+        { runId: 'run-1', messageId: 'page-1/1', outcome: 'pending' },
+        { runId: 'run-1', messageId: 'page-1/2', outcome: 'rejected' },
+        { runId: 'run-1', messageId: 'page-2/0', outcome: 'applied' },
+        { runId: 'run-1', messageId: 'page-3', outcome: 'rejected' },
+      ],
+    ]);
+  });
+});
+
+describe('decodeMessage', () => {
+  it('refuses an oversize array before parsing it (leading whitespace included); a single object is judged by its schema', () => {
+    const huge = Buffer.from(` \n[${'1,'.repeat(MAX_OBSERVATION_ARRAY_BYTES / 2)}1]`);
+    const parse = jest.spyOn(JSON, 'parse');
+    try {
+      expect(decodeMessage(message(huge.toString()))).toEqual({ ok: false, reason: expect.stringMatching(/^message too large: /) });
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+    const big = observation('big');
+    const single = decodeMessage(message({ ...big, auction: { ...big.auction, description: 'x'.repeat(MAX_OBSERVATION_ARRAY_BYTES) } }));
+    expect(single).toMatchObject({ ok: true, array: false, parts: [{ ok: false, reason: expect.stringMatching(/auction\.description/) }] });
+  });
+
+  it('decodes one observation or an array, each element validated', () => {
+    const one = decodeMessage(message(observation('1')));
+    expect(one).toMatchObject({ ok: true, array: false, parts: [{ ok: true, value: { source_auction_id: '1' } }] });
+    const two = decodeMessage(message([observation('1'), {}]));
+    expect(two).toMatchObject({ ok: true, array: true, parts: [{ ok: true }, { ok: false, value: {} }] });
+  });
+
+  it('is what the handler uses when the message was decoded on delivery', async () => {
+    const p = processor();
+    const batch = message([observation('1')]);
+    const decoded = decodeMessage(batch);
+    const seen: ConsumeMessage[] = [];
+    await observationBatchHandler(p.processor, (m) => (seen.push(m), decoded))([batch], context);
+    expect(seen).toEqual([batch]);
+    expect(ids(p)).toEqual([['1']]);
   });
 });
 
