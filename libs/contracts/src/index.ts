@@ -10,3 +10,4 @@ export * from './compiled-validation';
 export * from './observations';
 export * from './events';
 export * from './webhooks';
+export * from './page-rows';

@@ -1,10 +1,9 @@
 import { Controller, UseInterceptors } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Ctx, MessagePattern, Payload, RmqContext } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
-  AuctionListResponseDto,
-  JsonText,
-  LiveAuctionListResponseDto,
+  AuctionDto,
+  LiveAuctionDto,
   LiveAuctionsQueryDto,
   QueryMessages,
   QueryPatterns,
@@ -12,11 +11,13 @@ import {
   SearchAuctionsQueryDto,
   ValidatePayload,
 } from '@cars/contracts';
+import { PageValue } from './auction.projection';
 import { AuctionsService } from './auctions.service';
+import { itemFormOf } from './item-form';
 
 type Request<P extends keyof QueryMessages> = QueryMessages[P]['request'];
 
-/** RPC handlers of the auction routes; payloads are validated again on consume. */
+/** RPC handlers of the auction routes; payloads are validated again on consume. Pages: see itemFormOf. */
 @Controller()
 @UseInterceptors(StatementTimeoutReplies)
 export class AuctionsHandler {
@@ -26,15 +27,17 @@ export class AuctionsHandler {
   @ValidatePayload(SearchAuctionsQueryDto)
   async search(
     @Payload() payload: Request<typeof QueryPatterns.SearchAuctions>,
-  ): Promise<RpcReply<JsonText<AuctionListResponseDto>>> {
-    return this.auctions.search(payload);
+    @Ctx() context?: RmqContext,
+  ): Promise<RpcReply<PageValue<AuctionDto>>> {
+    return this.auctions.search(payload, itemFormOf(context));
   }
 
   @MessagePattern(QueryPatterns.ListLiveAuctions)
   @ValidatePayload(LiveAuctionsQueryDto)
   async live(
     @Payload() payload: Request<typeof QueryPatterns.ListLiveAuctions>,
-  ): Promise<RpcReply<JsonText<LiveAuctionListResponseDto>>> {
-    return this.auctions.live(payload);
+    @Ctx() context?: RmqContext,
+  ): Promise<RpcReply<PageValue<LiveAuctionDto>>> {
+    return this.auctions.live(payload, itemFormOf(context));
   }
 }

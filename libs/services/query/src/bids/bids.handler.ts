@@ -1,15 +1,16 @@
 import { Controller, UseInterceptors } from '@nestjs/common';
-import { MessagePattern, Payload } from '@nestjs/microservices';
+import { Ctx, MessagePattern, Payload, RmqContext } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
-  BidListResponseDto,
-  JsonText,
+  BidDto,
   ListBidsRequestDto,
   QueryMessages,
   QueryPatterns,
   RpcReply,
   ValidatePayload,
 } from '@cars/contracts';
+import { PageValue } from '../auctions/auction.projection';
+import { itemFormOf } from '../auctions/item-form';
 import { BidsService } from './bids.service';
 
 @Controller()
@@ -21,7 +22,8 @@ export class BidsHandler {
   @ValidatePayload(ListBidsRequestDto)
   async list(
     @Payload() payload: QueryMessages[typeof QueryPatterns.ListBids]['request'],
-  ): Promise<RpcReply<JsonText<BidListResponseDto>>> {
-    return this.bids.list(payload);
+    @Ctx() context?: RmqContext,
+  ): Promise<RpcReply<PageValue<BidDto>>> {
+    return this.bids.list(payload, itemFormOf(context));
   }
 }
