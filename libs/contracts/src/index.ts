@@ -10,4 +10,3 @@ export * from './compiled-validation';
 export * from './observations';
 export * from './events';
 export * from './webhooks';
-export * from './page-rows';

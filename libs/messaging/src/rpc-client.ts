@@ -5,14 +5,10 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { ChannelSupervision, superviseChannel } from './channel-supervision';
 import { coalesceConnectionWrites } from './coalesced-writes';
-import { PAGE_ROWS_READER_REQUEST, PAGE_ROWS_REPLY } from '@cars/contracts';
-import { JSON_TEXT_REPLY } from './rpc-server';
+import { JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
 
-/**
- * What a service answered: a reply packet's `response`, the bytes of a JSON text reply, or the
- * bytes of a page sent as PageRows (libs/contracts).
- */
-export type RpcAnswer = { kind: 'value'; value: unknown } | { kind: 'json'; bytes: Buffer } | { kind: 'rows'; bytes: Buffer };
+/** What a service answered: a reply packet's `response`, or the bytes of a JSON text reply. */
+export type RpcAnswer = { kind: 'value'; value: unknown } | { kind: 'json'; bytes: Buffer };
 
 /** The service did not answer within the request's time. */
 export class RpcTimeoutError extends Error {
@@ -42,18 +38,16 @@ class BrokerDropWarnings extends Logger {
  * - `request()` is a promise with one timer: no observable, no EventEmitter listener per request
  *   (replies are matched to their request in a Map by correlation id);
  * - a JSON text reply (`JSON_TEXT_REPLY`, see DrainingRmqServer) is handed over as its bytes, not
- *   parsed, and so is a page sent as PageRows (`PAGE_ROWS_REPLY`, fewer bytes on the hop);
+ *   parsed;
  * - requests are published without publisher confirms: an RPC request is transient (5 s TTL, not
  *   persistent) and its caller's timeout is what covers a lost one, so waiting for the broker's
  *   confirm of each bought nothing but a frame each way; and they are written to the open amqplib
  *   channel directly, without the wrapper's queue and promise per message.
  *
  * The wire format is Nest's: `{pattern, data, id}` in, `{err, response, isDisposed, id}` out, so
- * a stock Nest server still answers it; the JSON text and PageRows forms of a reply are only sent
- * to a request whose `type` says its client reads them (PAGE_ROWS_READER_REQUEST, sent here; an
- * older gateway's JSON_TEXT_READER_REQUEST), so a stock client still gets Nest's packet, and a
- * query service of the previous release answers this client with the packet during a rolling
- * deploy (it does not know the type).
+ * a stock Nest server still answers it; the JSON text form of a reply is only sent to a request
+ * whose `type` is JSON_TEXT_READER_REQUEST, so a stock client (or an older gateway during a rolling
+ * deploy) still gets Nest's packet.
  */
 export class RpcClientRmq extends ClientRMQ {
   /** Nest's client logs through this; see BrokerDropWarnings. */
@@ -124,9 +118,7 @@ export class RpcClientRmq extends ClientRMQ {
       }, timeoutMs);
       this.waiting.set(id, (message) => {
         done();
-        const type = message.properties.type as unknown;
-        if (type === JSON_TEXT_REPLY) return resolve({ kind: 'json', bytes: message.content });
-        if (type === PAGE_ROWS_REPLY) return resolve({ kind: 'rows', bytes: message.content });
+        if (message.properties.type === JSON_TEXT_REPLY) return resolve({ kind: 'json', bytes: message.content });
         let packet: { err?: unknown; response?: unknown; isDisposed?: boolean };
         try {
           packet = JSON.parse(message.content.toString()) as typeof packet;
@@ -138,7 +130,7 @@ export class RpcClientRmq extends ClientRMQ {
         resolve({ kind: 'value', value: packet.response });
       });
       const content = Buffer.from(JSON.stringify({ pattern, data, id }));
-      const properties = { replyTo: this.replyQueue, persistent: false, correlationId: id, type: PAGE_ROWS_READER_REQUEST };
+      const properties = { replyTo: this.replyQueue, persistent: false, correlationId: id, type: JSON_TEXT_READER_REQUEST };
       const fail = (error: unknown) => {
         done();
         reject(error);

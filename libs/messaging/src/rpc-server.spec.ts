@@ -1,4 +1,3 @@
-import { PAGE_ROWS_READER_REQUEST, PAGE_ROWS_REPLY, PageRows, pageRows } from '@cars/contracts';
 import { RmqContext, RpcException } from '@nestjs/microservices';
 import { throwError } from 'rxjs';
 import { ACCEPTS_JSON_TEXT_HEADER, DrainingRmqServer, JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
@@ -43,44 +42,6 @@ describe('DrainingRmqServer replies', () => {
       { content: page, options: { correlationId: 'corr-6', type: JSON_TEXT_REPLY } },
       { content: JSON.stringify({ id: '10', response: { ok: true, value: page }, isDisposed: true }), options: { correlationId: 'corr-4' } },
       { content: JSON.stringify({ id: '11', response: { ok: false, status: 400, body: {} }, isDisposed: true }), options: { correlationId: 'corr-5' } },
-    ]);
-  });
-
-  it('sends a PageRows page as its rows to a client that reads them, as its JSON text to every other', () => {
-    const sent: { content: string; options: Record<string, unknown> }[] = [];
-    const server = serverWith((_queue, content, options) => {
-      sent.push({ content: content.toString(), options });
-      return Promise.resolve(true);
-    });
-    const meta = { total: 1, page: 1, limit: 50, total_pages: 1, has_more: false, next_cursor: null };
-    const rows: PageRows = pageRows('id,title', ['{"~":1,"~":"café \\"~\\":"}'], meta);
-    const json = `{"data":[{"id":1,"title":"café \\"~\\":"}],"meta":${JSON.stringify(meta)}}`;
-    const reply = (id: string, to: RmqContext) =>
-      server.sendMessage({ id, response: { ok: true, value: rows }, isDisposed: true }, 'amq.rabbitmq.reply-to.p', `corr-${id}`, to);
-    reply('1', new RmqContext([{ properties: { type: PAGE_ROWS_READER_REQUEST } }, {}, 'query.auctions']));
-    reply('2', new RmqContext([{ properties: { type: JSON_TEXT_READER_REQUEST } }, {}, 'query.auctions']));
-    reply('3', new RmqContext([{ properties: { headers: { [ACCEPTS_JSON_TEXT_HEADER]: true } } }, {}, 'query.auctions']));
-    reply('4', context);
-    expect(sent).toEqual([
-      { content: rows.text, options: { correlationId: 'corr-1', type: PAGE_ROWS_REPLY } },
-      { content: json, options: { correlationId: 'corr-2', type: JSON_TEXT_REPLY } },
-      { content: json, options: { correlationId: 'corr-3', type: JSON_TEXT_REPLY } },
-      { content: JSON.stringify({ id: '4', response: { ok: true, value: json }, isDisposed: true }), options: { correlationId: 'corr-4' } },
-    ]);
-  });
-
-  it('sends JSON text as JSON text to a client that reads PageRows too', () => {
-    const sent: { content: string; options: Record<string, unknown> }[] = [];
-    const server = serverWith((_queue, content, options) => {
-      sent.push({ content: content.toString(), options });
-      return Promise.resolve(true);
-    });
-    const reading = new RmqContext([{ properties: { type: PAGE_ROWS_READER_REQUEST } }, {}, 'query.makes']);
-    server.sendMessage({ id: '5', response: { ok: true, value: '{"data":[]}' }, isDisposed: true }, 'amq.rabbitmq.reply-to.p', 'corr-5', reading);
-    server.sendMessage({ id: '6', response: { ok: true, value: { n: 1 } }, isDisposed: true }, 'amq.rabbitmq.reply-to.p', 'corr-6', reading);
-    expect(sent).toEqual([
-      { content: '{"data":[]}', options: { correlationId: 'corr-5', type: JSON_TEXT_REPLY } },
-      { content: JSON.stringify({ id: '6', response: { ok: true, value: { n: 1 } }, isDisposed: true }), options: { correlationId: 'corr-6' } },
     ]);
   });
 

@@ -1,15 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  errorMessage,
-  jsonNestingExceeds,
-  MAX_JSON_DEPTH,
-  MAX_RPC_JSON_DEPTH,
-  PAGE_ROWS_READER_REQUEST,
-  PAGE_ROWS_REPLY,
-  PageRows,
-  rpcError,
-  validationError,
-} from '@cars/contracts';
+import { errorMessage, jsonNestingExceeds, MAX_JSON_DEPTH, MAX_RPC_JSON_DEPTH, rpcError, validationError } from '@cars/contracts';
 import { CustomStrategy, RmqContext, RmqOptions, ServerRMQ } from '@nestjs/microservices';
 import type { AmqpConnectionManager, CreateChannelOpts } from 'amqp-connection-manager';
 import type { Channel } from 'amqplib';
@@ -38,28 +28,18 @@ export const JSON_TEXT_READER_REQUEST = 'cars.rpc; reads=json-text';
 /** The header by which a gateway of the previous release said the same; still honoured during a rolling deploy. */
 export const ACCEPTS_JSON_TEXT_HEADER = 'x-accepts-json-text';
 
-/** What the request's client reads besides Nest's packet (a gateway's PAGE_ROWS_READER_REQUEST reads both). */
-function readerOf(context: RmqContext): 'page-rows' | 'json-text' | undefined {
+function acceptsJsonText(context: RmqContext): boolean {
   const message = context.getMessage() as { properties?: { type?: unknown; headers?: Record<string, unknown> } } | undefined;
   const properties = message?.properties;
-  if (properties?.type === PAGE_ROWS_READER_REQUEST) return 'page-rows';
-  return properties?.type === JSON_TEXT_READER_REQUEST || properties?.headers?.[ACCEPTS_JSON_TEXT_HEADER] === true ? 'json-text' : undefined;
+  return properties?.type === JSON_TEXT_READER_REQUEST || properties?.headers?.[ACCEPTS_JSON_TEXT_HEADER] === true;
 }
 
-/**
- * The content and AMQP `type` of a final `{ok: true, value}` reply packet whose value is JSON text
- * or PageRows, for a client that reads that form (PageRows as its JSON text to a client reading
- * only that); undefined for any other packet or client.
- */
-function textReplyOf(packet: Record<string, unknown>, reader: 'page-rows' | 'json-text' | undefined): { text: string; type: string } | undefined {
-  if (reader === undefined || packet.isDisposed !== true || packet.err !== undefined) return undefined;
+/** The value of a final `{ok: true, value}` reply packet when that value is JSON text. */
+function jsonTextOf(packet: Record<string, unknown>): string | undefined {
+  if (packet.isDisposed !== true || packet.err !== undefined) return undefined;
   const response = packet.response as { ok?: unknown; value?: unknown } | undefined;
-  if (response?.ok !== true) return undefined;
-  const value = response.value;
   // Every reply type whose value is a string is JsonText (libs/contracts' messages).
-  if (typeof value === 'string') return { text: value, type: JSON_TEXT_REPLY };
-  if (!(value instanceof PageRows)) return undefined;
-  return reader === 'page-rows' ? { text: value.text, type: PAGE_ROWS_REPLY } : { text: value.toJSON(), type: JSON_TEXT_REPLY };
+  return response?.ok === true && typeof response.value === 'string' ? response.value : undefined;
 }
 
 /**
@@ -171,10 +151,9 @@ export class DrainingRmqServer extends ServerRMQ {
     const outgoing = this.serializer.serialize(message as never) as { options?: Record<string, unknown> } & Record<string, unknown>;
     const { options, ...packet } = outgoing;
     this.onProcessingEndHook?.(this.transportId, context);
-    // A PageRows value in Nest's packet is its JSON text (PageRows#toJSON).
-    const reply = textReplyOf(packet, readerOf(context));
-    const content = Buffer.from(reply === undefined ? JSON.stringify(packet) : reply.text);
-    const properties = reply === undefined ? { correlationId, ...options } : { correlationId, ...options, type: reply.type };
+    const json = acceptsJsonText(context) ? jsonTextOf(packet) : undefined;
+    const content = json === undefined ? Buffer.from(JSON.stringify(packet)) : Buffer.from(json);
+    const properties = json === undefined ? { correlationId, ...options } : { correlationId, ...options, type: JSON_TEXT_REPLY };
     const sent = (this.channel as { sendToQueue(queue: string, content: Buffer, options: Record<string, unknown>): Promise<unknown> | boolean })
       .sendToQueue(replyTo, content, properties);
     if (sent instanceof Promise) {

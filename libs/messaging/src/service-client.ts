@@ -1,5 +1,5 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import { pageJsonOfRows, RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
+import { RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
 import { InProcessBus } from './in-process.transport';
 import { QueueInspector } from './queue-inspector';
 import { namedSocketOptions } from './rmq.options';
@@ -71,13 +71,10 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
 
   async send<P extends RpcPattern>(pattern: P, request: RpcRequest<P>): Promise<RpcReply<RpcResponse<P>>> {
     const answer = await this.request(pattern, request);
-    // A JSON text reply is an ok reply whose value is that text (see DrainingRmqServer), and a page
-    // sent as PageRows one whose value is the page's JSON text, rebuilt here. Decoded at once: a
-    // string costs less than the Buffer kept until the HTTP response is written (measured: the
-    // retained buffers tripled the gateway's GC time; docs/performance.md).
-    if (answer.kind === 'value') return answer.value as RpcReply<RpcResponse<P>>;
-    const text = answer.bytes.toString();
-    return { ok: true, value: answer.kind === 'json' ? text : pageJsonOfRows(text) } as RpcReply<RpcResponse<P>>;
+    // A JSON text reply is an ok reply whose value is that text (see DrainingRmqServer). Decoded
+    // at once: a string costs less than the Buffer kept until the HTTP response is written
+    // (measured: the retained buffers tripled the gateway's GC time; docs/performance.md).
+    return (answer.kind === 'json' ? { ok: true, value: answer.bytes.toString() } : answer.value) as RpcReply<RpcResponse<P>>;
   }
 
   private async request(pattern: string, request: unknown): Promise<RpcAnswer> {

@@ -1,6 +1,6 @@
 import { AuctionSort, LiveAuctionSort, SortDirection } from '@cars/contracts';
 import { PlannerSettings } from '../sql/sql-client';
-import { AUCTION_FIELDS, fieldNames, ItemForm, jsonFields, LIVE_AUCTION_FIELDS } from './auction.projection';
+import { AUCTION_FIELDS, jsonFields, LIVE_AUCTION_FIELDS } from './auction.projection';
 
 /**
  * SQL of the auction routes, built from validated, normalized input only. Every value travels as
@@ -179,19 +179,8 @@ function keyText(order: AuctionOrder, alias: string): string {
   }
 }
 
-const SCOPE_FIELDS: Readonly<Record<AuctionScope, Readonly<Record<string, string>>>> = {
-  completed: AUCTION_FIELDS,
-  live: { ...AUCTION_FIELDS, ...LIVE_AUCTION_FIELDS },
-};
-
-/** The field names of a scope's items, as PageRows carries them. */
-export const ITEM_FIELD_NAMES: Readonly<Record<AuctionScope, string>> = {
-  completed: fieldNames(SCOPE_FIELDS.completed),
-  live: fieldNames(SCOPE_FIELDS.live),
-};
-
-function itemFields(scope: AuctionScope, form: ItemForm = 'json'): string {
-  return jsonFields(SCOPE_FIELDS[scope], form);
+function itemFields(scope: AuctionScope): string {
+  return jsonFields(scope === 'live' ? { ...AUCTION_FIELDS, ...LIVE_AUCTION_FIELDS } : AUCTION_FIELDS);
 }
 
 export interface PageRequest {
@@ -214,8 +203,6 @@ export interface PageRequest {
   with?: 'data_version' | 'total';
   /** How a keyword filter of /auctions finds its rows (default: through the indexes). */
   keywordStrategy?: KeywordStrategy;
-  /** How `item` is written (default: its JSON object). */
-  form?: ItemForm;
 }
 
 /**
@@ -252,7 +239,7 @@ export function pageQuery(request: PageRequest): SqlQuery {
   const text =
     `SELECT row_to_json(item)::text AS item, a.id::text AS id, ${keyText(request.order, 'a.')} AS sort_key${extra} ` +
     `FROM (SELECT id FROM auctions WHERE ${where.join(' AND ')} ORDER BY ${orderBy(request.order)} LIMIT ${limit}${offset}) page ` +
-    `JOIN auctions a ON a.id = page.id CROSS JOIN LATERAL (SELECT ${itemFields(request.scope, request.form)}) item ` +
+    `JOIN auctions a ON a.id = page.id CROSS JOIN LATERAL (SELECT ${itemFields(request.scope)}) item ` +
     `ORDER BY ${orderBy(request.order, 'a.')}`;
   return { text, values: params.values };
 }

@@ -1,16 +1,12 @@
-import { AuctionDto, BidDto, JsonText, LiveAuctionDto, PAGE_ROWS_FIELD, PaginationMetaDto, PageRows, pageRows } from '@cars/contracts';
+import { AuctionDto, BidDto, JsonText, LiveAuctionDto, PaginationMetaDto } from '@cars/contracts';
 
 /**
  * Response items are serialized by PostgreSQL (`json_build_object`, in SPEC.md field order) from
  * an explicit projection per contract field — never a row or entity dump, so no other column can
  * leak. The `Record<keyof Dto, …>` types make the compiler check that every field of the contract
  * type, and nothing else, is projected. Pages then travel as JSON text to the gateway, which sends
- * them unchanged (see JsonText), or to a gateway that reads them as PageRows: the same items
- * without their field names, which the gateway puts back.
+ * them unchanged (see JsonText).
  */
-
-/** How a page's items are written: JSON objects, or the objects of PageRows (fields unnamed). */
-export type ItemForm = 'json' | 'rows';
 
 /** ISO 8601 UTC with milliseconds and `Z`, like `Date#toISOString`. */
 const instant = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -82,30 +78,18 @@ export const BID_FIELDS: Readonly<Record<keyof BidDto, string>> = {
 /**
  * A `LATERAL` subquery selecting one column per field, named after it: `row_to_json` of it is the
  * item's compact JSON object, keys in this order. Field names are identifiers of the contract
- * types, never input. In the `rows` form every column is named PAGE_ROWS_FIELD instead.
+ * types, never input.
  */
-export function jsonFields(fields: Readonly<Record<string, string>>, form: ItemForm = 'json'): string {
+export function jsonFields(fields: Readonly<Record<string, string>>): string {
   return Object.entries(fields)
     .map(([name, expr]) => {
       if (!/^[a-z_]+$/.test(name)) throw new Error(`bad field name ${name}`);
-      return `${expr} AS ${form === 'rows' ? `"${PAGE_ROWS_FIELD}"` : name}`;
+      return `${expr} AS ${name}`;
     })
     .join(', ');
-}
-
-/** The field names of a projection in its order, as PageRows carries them. */
-export function fieldNames(fields: Readonly<Record<string, string>>): string {
-  return Object.keys(fields).join(',');
 }
 
 /** SPEC.md's paginated envelope around items already serialized. */
 export function pageJson<T>(items: readonly string[], meta: PaginationMetaDto): JsonText<{ data: T[]; meta: PaginationMetaDto }> {
   return `{"data":[${items.join(',')}],"meta":${JSON.stringify(meta)}}`;
-}
-
-/** A page's reply value in `form`: items of that form, fields named by `names` (fieldNames). */
-export type PageValue<T> = JsonText<{ data: T[]; meta: PaginationMetaDto }> | PageRows<{ data: T[]; meta: PaginationMetaDto }>;
-
-export function pageIn<T>(form: ItemForm, names: string, items: readonly string[], meta: PaginationMetaDto): PageValue<T> {
-  return form === 'rows' ? pageRows<T>(names, items, meta) : pageJson<T>(items, meta);
 }

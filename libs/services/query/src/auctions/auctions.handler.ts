@@ -1,9 +1,10 @@
 import { Controller, UseInterceptors } from '@nestjs/common';
-import { Ctx, MessagePattern, Payload, RmqContext } from '@nestjs/microservices';
+import { MessagePattern, Payload } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
-  AuctionDto,
-  LiveAuctionDto,
+  AuctionListResponseDto,
+  JsonText,
+  LiveAuctionListResponseDto,
   LiveAuctionsQueryDto,
   QueryMessages,
   QueryPatterns,
@@ -11,13 +12,11 @@ import {
   SearchAuctionsQueryDto,
   ValidatePayload,
 } from '@cars/contracts';
-import { PageValue } from './auction.projection';
 import { AuctionsService } from './auctions.service';
-import { itemFormOf } from './item-form';
 
 type Request<P extends keyof QueryMessages> = QueryMessages[P]['request'];
 
-/** RPC handlers of the auction routes; payloads are validated again on consume. Pages: see itemFormOf. */
+/** RPC handlers of the auction routes; payloads are validated again on consume. */
 @Controller()
 @UseInterceptors(StatementTimeoutReplies)
 export class AuctionsHandler {
@@ -27,17 +26,15 @@ export class AuctionsHandler {
   @ValidatePayload(SearchAuctionsQueryDto)
   async search(
     @Payload() payload: Request<typeof QueryPatterns.SearchAuctions>,
-    @Ctx() context?: RmqContext,
-  ): Promise<RpcReply<PageValue<AuctionDto>>> {
-    return this.auctions.search(payload, itemFormOf(context));
+  ): Promise<RpcReply<JsonText<AuctionListResponseDto>>> {
+    return this.auctions.search(payload);
   }
 
   @MessagePattern(QueryPatterns.ListLiveAuctions)
   @ValidatePayload(LiveAuctionsQueryDto)
   async live(
     @Payload() payload: Request<typeof QueryPatterns.ListLiveAuctions>,
-    @Ctx() context?: RmqContext,
-  ): Promise<RpcReply<PageValue<LiveAuctionDto>>> {
-    return this.auctions.live(payload, itemFormOf(context));
+  ): Promise<RpcReply<JsonText<LiveAuctionListResponseDto>>> {
+    return this.auctions.live(payload);
   }
 }

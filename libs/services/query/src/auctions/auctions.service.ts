@@ -3,16 +3,20 @@ import {
   AUCTIONS_DEFAULT_LIMIT,
   AuctionDto,
   AuctionFilterQueryDto,
+  AuctionListResponseDto,
+  JsonText,
   LiveAuctionDto,
+  LiveAuctionListResponseDto,
   LiveAuctionsQueryDto,
+  Paginated,
   RpcReply,
   SearchAuctionsQueryDto,
   rpcError,
   rpcOk,
   validationError,
 } from '@cars/contracts';
-import { ItemForm, pageIn, PageValue } from './auction.projection';
-import { AuctionFilters, AuctionOrder, AuctionScope, filtersKey, ITEM_FIELD_NAMES, keywordStrategy } from './auction-query';
+import { pageJson } from './auction.projection';
+import { AuctionFilters, AuctionOrder, AuctionScope, filtersKey, keywordStrategy } from './auction-query';
 import { AuctionRow, AuctionsRepository, PageFetch } from './auctions.repository';
 import { CountCache } from './count-cache';
 import { decodeCursor, encodeCursor, INVALID_CURSOR } from './cursor';
@@ -66,7 +70,6 @@ interface ListPlan {
   page?: number;
   cursorMode: boolean;
   cursor?: string;
-  form: ItemForm;
 }
 
 interface Counted {
@@ -86,8 +89,7 @@ export class AuctionsService {
 
   constructor(private readonly repository: AuctionsRepository) {}
 
-  /** `form`: the page as JSON text, or as PageRows for a gateway that reads them. */
-  async search(query: SearchAuctionsQueryDto, form: ItemForm = 'json'): Promise<RpcReply<PageValue<AuctionDto>>> {
+  async search(query: SearchAuctionsQueryDto): Promise<RpcReply<JsonText<AuctionListResponseDto>>> {
     return this.list<AuctionDto>(
       {
         scope: 'completed',
@@ -97,12 +99,11 @@ export class AuctionsService {
         page: present(query.page),
         cursorMode: query.pagination === 'cursor' || query.cursor != null,
         cursor: present(query.cursor),
-        form,
       },
     );
   }
 
-  async live(query: LiveAuctionsQueryDto, form: ItemForm = 'json'): Promise<RpcReply<PageValue<LiveAuctionDto>>> {
+  async live(query: LiveAuctionsQueryDto): Promise<RpcReply<JsonText<LiveAuctionListResponseDto>>> {
     return this.list<LiveAuctionDto>(
       {
         scope: 'live',
@@ -112,12 +113,11 @@ export class AuctionsService {
         page: present(query.page),
         cursorMode: query.pagination === 'cursor' || query.cursor != null,
         cursor: present(query.cursor),
-        form,
       },
     );
   }
 
-  private async list<T extends AuctionDto | LiveAuctionDto>(plan: ListPlan): Promise<RpcReply<PageValue<T>>> {
+  private async list<T extends AuctionDto | LiveAuctionDto>(plan: ListPlan): Promise<RpcReply<JsonText<Paginated<T>>>> {
     const { scope, filters, order, limit } = plan;
     const key = filtersKey(scope, filters);
     const cursorKey = `${key}\n${order.sort}\n${order.direction}`;
@@ -126,7 +126,7 @@ export class AuctionsService {
     // Cursor mode reads one row more than it returns: whether another page follows.
     const fetchLimit = plan.cursorMode ? limit + 1 : limit;
     const offset = plan.cursorMode ? 0 : ((plan.page ?? 1) - 1) * limit;
-    const request: PageFetch = { scope, filters, order, limit: fetchLimit, offset, after: position, form: plan.form };
+    const request: PageFetch = { scope, filters, order, limit: fetchLimit, offset, after: position };
     const keyword = scope === 'completed' ? filters.keyword : undefined;
 
     let rows: AuctionRow[];
@@ -168,7 +168,7 @@ export class AuctionsService {
       has_more: hasMore,
       next_cursor: nextCursor,
     };
-    return rpcOk(pageIn<T>(plan.form, ITEM_FIELD_NAMES[scope], items.map((row) => row.item), meta));
+    return rpcOk(pageJson<T>(items.map((row) => row.item), meta));
   }
 
   /**

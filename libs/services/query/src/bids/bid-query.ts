@@ -1,6 +1,6 @@
 import { BidSort, SortDirection } from '@cars/contracts';
 import { SqlQuery } from '../auctions/auction-query';
-import { BID_FIELDS, fieldNames, ItemForm, jsonFields } from '../auctions/auction.projection';
+import { BID_FIELDS, jsonFields } from '../auctions/auction.projection';
 
 /** Normalized input of one bids page. `auction_id` is a decimal string (bigint). */
 export interface BidsPageRequest {
@@ -11,12 +11,7 @@ export interface BidsPageRequest {
   direction: SortDirection;
   limit: number;
   offset: number;
-  /** How `item` is written (default: its JSON object). */
-  form?: ItemForm;
 }
-
-/** The field names of a bid, as PageRows carries them. */
-export const BID_FIELD_NAMES = fieldNames(BID_FIELDS);
 
 const BID_SORT_COLUMNS: Record<BidSort, string> = {
   bid_at: 'bid_at',
@@ -50,7 +45,7 @@ export function bidsPageQuery(request: BidsPageRequest): SqlQuery {
   const dir = request.direction === 'asc' ? 'ASC' : 'DESC';
   values.push(request.limit, request.offset);
   const text =
-    `SELECT row_to_json(item)::text AS item, b.id::text AS id, ${total} FROM bids b CROSS JOIN LATERAL (SELECT ${jsonFields(BID_FIELDS, request.form)}) item ` +
+    `SELECT row_to_json(item)::text AS item, b.id::text AS id, ${total} FROM bids b CROSS JOIN LATERAL (SELECT ${jsonFields(BID_FIELDS)}) item ` +
     `WHERE ${conditions} ` +
     `ORDER BY b.${BID_SORT_COLUMNS[request.sort]} ${dir} NULLS LAST, b.id ${dir} ` +
     `LIMIT $${values.length - 1} OFFSET $${values.length}`;

@@ -1,16 +1,15 @@
 import { Controller, UseInterceptors } from '@nestjs/common';
-import { Ctx, MessagePattern, Payload, RmqContext } from '@nestjs/microservices';
+import { MessagePattern, Payload } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
-  BidDto,
+  BidListResponseDto,
+  JsonText,
   ListBidsRequestDto,
   QueryMessages,
   QueryPatterns,
   RpcReply,
   ValidatePayload,
 } from '@cars/contracts';
-import { PageValue } from '../auctions/auction.projection';
-import { itemFormOf } from '../auctions/item-form';
 import { BidsService } from './bids.service';
 
 @Controller()
@@ -22,8 +21,7 @@ export class BidsHandler {
   @ValidatePayload(ListBidsRequestDto)
   async list(
     @Payload() payload: QueryMessages[typeof QueryPatterns.ListBids]['request'],
-    @Ctx() context?: RmqContext,
-  ): Promise<RpcReply<PageValue<BidDto>>> {
-    return this.bids.list(payload, itemFormOf(context));
+  ): Promise<RpcReply<JsonText<BidListResponseDto>>> {
+    return this.bids.list(payload);
   }
 }

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import {
   BIDS_DEFAULT_LIMIT,
   BidDto,
+  BidListResponseDto,
+  JsonText,
   ListBidsRequestDto,
   RpcReply,
   notFound,
@@ -9,9 +11,8 @@ import {
   rpcOk,
   validationError,
 } from '@cars/contracts';
-import { ItemForm, pageIn, PageValue } from '../auctions/auction.projection';
+import { pageJson } from '../auctions/auction.projection';
 import { decodeCursor, encodeCursor, INVALID_CURSOR } from '../auctions/cursor';
-import { BID_FIELD_NAMES } from './bid-query';
 import { BidsRepository } from './bids.repository';
 
 /** `2026-01-31` (a date) means 00:00 UTC that day. */
@@ -23,8 +24,7 @@ const instant = (value: string | null | undefined): string | undefined =>
 export class BidsService {
   constructor(private readonly repository: BidsRepository) {}
 
-  /** `form`: the page as JSON text, or as PageRows for a gateway that reads them. */
-  async list(input: ListBidsRequestDto, form: ItemForm = 'json'): Promise<RpcReply<PageValue<BidDto>>> {
+  async list(input: ListBidsRequestDto): Promise<RpcReply<JsonText<BidListResponseDto>>> {
     const limit = input.limit ?? BIDS_DEFAULT_LIMIT;
     const filters = {
       auctionId: input.auction_id,
@@ -40,7 +40,7 @@ export class BidsService {
     if (position === null) return rpcError(400, validationError({ cursor: [INVALID_CURSOR] }));
     const offset = position?.offset ?? ((input.page ?? 1) - 1) * limit;
     const request = { ...filters, limit, offset };
-    const rows = await this.repository.page({ ...request, form });
+    const rows = await this.repository.page(request);
     let total = rows[0]?.total;
     if (total === undefined) {
       const counted = await this.repository.total(request);
@@ -57,6 +57,6 @@ export class BidsService {
       has_more: hasMore,
       next_cursor: hasMore && last ? encodeCursor({ key: null, id: last.id, offset: offset + rows.length }, cursorKey) : null,
     };
-    return rpcOk(pageIn<BidDto>(form, BID_FIELD_NAMES, rows.map((row) => row.item), meta));
+    return rpcOk(pageJson<BidDto>(rows.map((row) => row.item), meta));
   }
 }
