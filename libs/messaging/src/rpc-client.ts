@@ -5,7 +5,6 @@ import type { Channel, ConsumeMessage } from 'amqplib';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { ChannelSupervision, superviseChannel } from './channel-supervision';
 import { coalesceConnectionWrites } from './coalesced-writes';
-import { readConnectionsWholeFrames } from './whole-frames';
 import { JSON_TEXT_READER_REQUEST, JSON_TEXT_REPLY } from './rpc-server';
 
 /** What a service answered: a reply packet's `response`, or the bytes of a JSON text reply. */
@@ -40,7 +39,6 @@ class BrokerDropWarnings extends Logger {
  *   (replies are matched to their request in a Map by correlation id);
  * - a JSON text reply (`JSON_TEXT_REPLY`, see DrainingRmqServer) is handed over as its bytes, not
  *   parsed;
- * - replies of a page's size are read whole, each chunk copied once (readWholeFrames);
  * - requests are published without publisher confirms: an RPC request is transient (5 s TTL, not
  *   persistent) and its caller's timeout is what covers a lost one, so waiting for the broker's
  *   confirm of each bought nothing but a frame each way; and they are written to the open amqplib
@@ -65,7 +63,7 @@ export class RpcClientRmq extends ClientRMQ {
   }
 
   override createClient(): AmqpConnectionManager {
-    return readConnectionsWholeFrames(coalesceConnectionWrites(super.createClient()));
+    return coalesceConnectionWrites(super.createClient());
   }
 
   override createChannel(): Promise<void> {
