@@ -247,6 +247,10 @@ async function startServers(databaseUrl: string, servers: Servers): Promise<void
     RABBITMQ_URL: rabbitUrl,
     HEALTH_PORT: '0',
     DATABASE_POOL_SIZE: '10',
+    // As the bare baseline, no statement timeout short of an uncached count: the broad keyword's
+    // count takes seconds (4.5 s on the 2-core machine) and a stopped one is never cached, so the
+    // gateway path would count it again on every request.
+    QUERY_STATEMENT_TIMEOUT_MS: '60000',
   });
   servers.gateway = start(join(dist, 'apps/gateway/src/main.js'), {
     DATABASE_URL: databaseUrl,
