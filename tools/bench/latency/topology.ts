@@ -82,8 +82,11 @@ async function addStamps(db: DataSource): Promise<void> {
     CREATE FUNCTION bench_latency_committed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       INSERT INTO bench_latency_commits (tbl, id, committed_at) VALUES (TG_TABLE_NAME, NEW.id::text, clock_timestamp());
-      IF TG_TABLE_NAME = 'webhook_deliveries' AND NEW.status = 'sending' THEN
-        INSERT INTO bench_latency_claims (delivery_id, claimed_at) VALUES (NEW.id, clock_timestamp());
+      IF TG_TABLE_NAME = 'webhook_deliveries' THEN
+        -- (nested: an events row has no status for the condition to read)
+        IF NEW.status = 'sending' THEN
+          INSERT INTO bench_latency_claims (delivery_id, claimed_at) VALUES (NEW.id, clock_timestamp());
+        END IF;
       END IF;
       RETURN NULL;
     END $$`);
@@ -127,6 +130,12 @@ export class Apps {
       'change-detector': common,
       'delivery-worker': { ...common, WEBHOOK_SECRET_KEY: masterKey, WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true' },
     };
+    // An interrupted bench (Ctrl-C, a timeout's SIGTERM) must not leave the apps running: they
+    // would consume the next run's queues and lease its deliveries.
+    process.once('exit', () => {
+      for (const child of this.children.values()) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(signal === 'SIGINT' ? 130 : 143));
     for (const app of ['change-detector', 'delivery-worker'] as const) {
       const main = join(__dirname, '../../../apps', app, 'src/main.js');
       this.children.set(
