@@ -51,6 +51,8 @@ export class Dispatcher {
   private again = false;
   /** The last claim found work: there may be more than it could take. Until one finds none, freed slots claim again. */
   private claimFoundWork = false;
+  /** Attempts ended since the last claim began. */
+  private freedSinceClaim = 0;
   private stopped = false;
   private unrecorded: { result: { delivery: ClaimedDelivery; outcome: AttemptOutcome }; resolve: () => void }[] = [];
   private recording: Promise<void> | null = null;
@@ -68,13 +70,14 @@ export class Dispatcher {
   }
 
   /**
-   * New work may be due (a notification, the sweep), or — `afterAttempt` — a slot was freed: then
-   * the claim waits until the queues run half empty, so claims come in batches, and only while
-   * claims find work (new work announces itself: notifications, the fan-out, the sweep).
+   * New work may be due (a notification, the sweep, a hand-back), or — `freed` — an attempt of that
+   * endpoint ended: then a claim is worth it only while claims find work (new work announces
+   * itself), and once half an endpoint's prefetch was freed since the last claim began or the
+   * endpoint's queue ran dry — so claims come in batches rather than one per attempt.
    */
-  wake(afterAttempt = false): void {
+  wake(freed?: Endpoint): void {
     if (this.stopped) return;
-    if (afterAttempt && (!this.claimFoundWork || !this.runningLow())) return;
+    if (freed && (!this.claimFoundWork || !this.runningLow(freed))) return;
     if (this.pumping) {
       this.again = true;
       return;
@@ -123,11 +126,8 @@ export class Dispatcher {
     if (endpoint.active === 0 && endpoint.queue.length === 0 && this.endpoints.get(id) === endpoint) this.endpoints.delete(id);
   }
 
-  private runningLow(): boolean {
-    if (this.held <= (this.options.concurrency * this.options.prefetchRounds) / 2) return true;
-    const half = (this.options.perEndpointConcurrency * this.options.prefetchRounds) / 2;
-    for (const endpoint of this.endpoints.values()) if (endpoint.queue.length + endpoint.active <= half) return true;
-    return false;
+  private runningLow(freed: Endpoint): boolean {
+    return freed.queue.length === 0 || this.freedSinceClaim >= (this.options.perEndpointConcurrency * this.options.prefetchRounds) / 2;
   }
 
   private async pump(): Promise<void> {
@@ -137,6 +137,7 @@ export class Dispatcher {
         const room = this.room();
         if (!room) break;
         let claimed: ClaimedDelivery[];
+        this.freedSinceClaim = 0;
         try {
           claimed = await this.store.claim(room.total, room.held);
         } catch (error) {
@@ -227,7 +228,8 @@ export class Dispatcher {
         // This endpoint first, then any other waiting on the process or account cap.
         this.drive(id, endpoint);
         for (const [otherId, other] of this.endpoints) if (other.queue.length > 0) this.drive(otherId, other);
-        this.wake(true);
+        this.freedSinceClaim += 1;
+        this.wake(endpoint);
         return outcome ? this.recordSoon({ delivery, outcome }) : undefined;
       }).catch((error: unknown) => this.logger.error(`delivery ${delivery.id}: ${errorMessage(error)}`));
       this.attempts.add(attempt);
