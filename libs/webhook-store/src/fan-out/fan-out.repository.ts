@@ -54,12 +54,16 @@ export class FanOutRepository {
          ), pairs AS (
            SELECT s.id AS subscription_id, s.account_id, e.id AS event_id, e.type, e.payload::text AS payload, e.seq,
                   CASE WHEN s.filters ? 'make' AND e.make IS NULL THEN 'make' END AS waiting_reason,
-                  $2::boolean AND s.circuit_state = 'closed' AND s.consecutive_failures = 0 AND NOT (s.id = ANY($9::uuid[]))
-                    AND NOT (s.filters ? 'make' AND e.make IS NULL)
-                    AND NOT EXISTS (
-                      SELECT 1 FROM webhook_deliveries d
-                       WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
-                    ) AS leasable
+                  -- CASE: the backlog is looked at only for an endpoint that could be leased to.
+                  CASE WHEN $2::boolean AND s.circuit_state = 'closed' AND s.consecutive_failures = 0 AND NOT (s.id = ANY($9::uuid[]))
+                             AND NOT (s.filters ? 'make' AND e.make IS NULL)
+                       -- A scalar subquery, not NOT EXISTS: that would be planned as an anti-join over every due
+                       -- delivery (tens of thousands behind a dead endpoint) instead of one probe per endpoint in
+                       -- the order of webhook_deliveries_fair_idx.
+                       THEN (SELECT d.id FROM webhook_deliveries d
+                              WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
+                              ORDER BY d.attempts > 0, d.next_attempt_at LIMIT 1) IS NULL
+                       ELSE false END AS leasable
              FROM batch JOIN events e ON e.seq = batch.seq
              JOIN webhook_subscriptions s
                ON s.enabled AND e.type = ANY (s.event_types) AND s.active_since <= e.created_at

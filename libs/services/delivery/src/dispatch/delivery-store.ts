@@ -50,8 +50,8 @@ export interface Recorded {
 }
 
 /**
- * The claim's transaction: each endpoint's range must come from webhook_deliveries_fair_idx in its
- * order, never from another index and a sort of everything the endpoint has due — which the
+ * The claim's transaction (and the fan-out's, which probes each endpoint's backlog the same way):
+ * each endpoint's range must come from webhook_deliveries_fair_idx in its order, never from another index and a sort of everything the endpoint has due — which the
  * planner may pick when the table's statistics are stale (a new database, a sudden backlog). The
  * sorts that remain (a few hundred rows at most) then look costly enough to JIT-compile: no JIT.
  */
@@ -163,7 +163,7 @@ export class DeliveryStore {
       const { claimed, waiting } = this.toClaims(leased, periods, claimedAt + this.options.leaseMs);
       await this.dispatch.waitForAllowance(client, waiting);
       return { events, deliveries, claimed };
-    });
+    }, CLAIM_SETTINGS);
   }
 
   /** The leased rows that hold a unit (or need none: tests are free) become claims; the rest wait. */
