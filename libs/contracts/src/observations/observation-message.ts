@@ -1,5 +1,5 @@
 /**
- * The body of a message on `observations` (DESIGN.md §7, docs/api/ingestion.md): one observation
+ * The body of a message on `observations` (docs/api/ingestion.md, "Message body"): one observation
  * as a JSON object, or a JSON array of observations (a scraper's page at once: one message, one
  * acknowledgement, for many). An array holds at most `MAX_OBSERVATIONS_PER_MESSAGE` observations
  * in at most `MAX_OBSERVATION_ARRAY_BYTES`; a larger one, or a body that is neither, is
