@@ -92,6 +92,14 @@ export class DeliveryStore {
     return this.options.leaseMs / 1000;
   }
 
+  /** What this worker may hold per endpoint (while it succeeds) and per account: claims and the fan-out's leases alike. */
+  private get shares(): { prefetch: number; accountShare: number } {
+    return {
+      prefetch: this.options.perEndpointConcurrency * this.options.prefetchRounds,
+      accountShare: this.options.accountConcurrency * this.options.prefetchRounds,
+    };
+  }
+
   /**
    * Claims up to `limit` due deliveries fairly, leases them as `sending` and reserves a unit of
    * allowance for each real event, in one transaction:
@@ -123,8 +131,7 @@ export class DeliveryStore {
         heldEndpoints,
         heldAccounts: [...held.accounts],
         failing: [...(held.failing ?? [])],
-        prefetch: this.options.perEndpointConcurrency * this.options.prefetchRounds,
-        accountShare: this.options.accountConcurrency * this.options.prefetchRounds,
+        ...this.shares,
       });
       if (picked.length === 0) return [];
       const periods = await reserveAllowance(client, picked, now);
@@ -150,8 +157,7 @@ export class DeliveryStore {
               seconds: this.leaseSeconds,
               period: billingPeriod(now).key,
               total: room.total,
-              prefetch: this.options.perEndpointConcurrency * this.options.prefetchRounds,
-              accountShare: this.options.accountConcurrency * this.options.prefetchRounds,
+              ...this.shares,
               heldEndpoints: [...room.held.endpoints],
               heldAccounts: [...room.held.accounts],
               failing: [...(room.held.failing ?? [])],
