@@ -98,7 +98,7 @@ describe('auction routes through the gateway over RabbitMQ', () => {
       ]);
     });
 
-    it('gives every SPEC.md field with its type, plus mileage_unit and country_code', async () => {
+    it('gives every contract field with its type, plus mileage_unit and country_code', async () => {
       const res = await get(`/auctions?vin=WP0AA0911KS100001`);
       const [item] = res.body.data;
       expect(Object.keys(item).sort()).toEqual([...AUCTION_FIELDS, 'country_code', 'mileage_unit'].sort());
@@ -455,7 +455,7 @@ describe('auction routes through the gateway over RabbitMQ', () => {
   });
 
   describe('GET /auctions/{auction_id}/bids', () => {
-    it('lists the bids oldest first with every SPEC.md field, bids without a time last', async () => {
+    it('lists the bids oldest first with every contract field, bids without a time last', async () => {
       const res = await get(`/auctions/${ids.live911}/bids`);
       expect(res.status).toBe(200);
       expect(res.body.meta).toEqual({ total: 5, page: 1, limit: 100, total_pages: 1, has_more: false, next_cursor: null });

@@ -18,7 +18,7 @@ interface CliResult {
   stderr: string;
 }
 
-/** The operator CLI (DESIGN.md §8), compiled as `npm run admin` runs it, against the run's database. */
+/** The operator CLI (docs/operations.md), compiled as `npm run admin` runs it, against the run's database. */
 async function admin(...args: string[]): Promise<CliResult> {
   try {
     const { stdout, stderr } = await run(process.execPath, [ADMIN, ...args], { env: { ...process.env } });

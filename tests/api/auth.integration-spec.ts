@@ -11,7 +11,7 @@ import { pgPoolOf } from '@cars/persistence';
 
 const KEY_CACHE_TTL_MS = 1500;
 
-/** Authentication and plans at the gateway (SPEC.md Authentication, Errors). */
+/** Authentication and plans at the gateway (docs/api/accounts.md; the errors table of README.md). */
 describe('API keys and plans', () => {
   let stack: TestStack;
   let db: DataSource;

@@ -37,7 +37,7 @@ describe('API access on the real routes', () => {
     return usage.used;
   };
 
-  it('requires a key on every counted route, with the SPEC.md 401 body', async () => {
+  it('requires a key on every counted route, with the documented 401 body', async () => {
     for (const path of ['/auctions', '/auctions/live', '/auctions/1/bids', '/stats?make=Porsche']) {
       const res = await get(path);
       expect({ path, status: res.status }).toEqual({ path, status: 401 });

@@ -11,9 +11,9 @@ const run = promisify(execFile);
 const ADMIN = join(__dirname, '../../dist/tools/admin/src/main.js');
 
 /**
- * SPEC Emission rule 7: a parked observation goes on by itself when its context arrives, without
- * another observation of its auction — after `reference:load` (a broadcast from the database),
- * and through the periodic backstop when its parent was stored by another path.
+ * A parked observation (waiting for its context, never dropped) goes on by itself when its context
+ * arrives, without another observation of its auction — after `reference:load` (a broadcast from
+ * the database), and through the periodic backstop when its parent was stored by another path.
  */
 describe('pending observations go on when their context arrives', () => {
   let database: { url: string; drop: () => Promise<void> };

@@ -51,7 +51,7 @@ function monthsEndingAt(now: Date): string[] {
   });
 }
 
-/** The SPEC.md stats response of `scope`, from the raw rows (docs/api/stats.md definitions). */
+/** The stats response of `scope`, from the raw rows (docs/api/stats.md definitions). */
 function expectedStats(rows: RawAuction[], scope: Scope, now: Date): unknown {
   const inScope = rows.filter(
     (r) =>

@@ -13,7 +13,7 @@ import { Queues } from '@cars/contracts';
 
 jest.setTimeout(60_000);
 
-/** The SPEC fields, and `health` (additive). */
+/** The contract's fields, and `health` (additive). */
 const SPEC_FIELDS = ['created_at', 'description', 'enabled', 'event_types', 'filters', 'health', 'id', 'updated_at', 'url'];
 const DELIVERY_FIELDS = [
   'attempts', 'created_at', 'event_id', 'event_type', 'id', 'last_attempt_at', 'last_duration_ms', 'last_error',
@@ -28,7 +28,7 @@ const resolver = caseResolver([
 ]);
 
 /**
- * Every management rule of SPEC "Webhook management", through the gateway, over RabbitMQ and the
+ * Every management rule of docs/api/webhooks.md, through the gateway, over RabbitMQ and the
  * run's database. Every answer is checked against /openapi.json (WebhooksApi).
  */
 describe('webhook management through the gateway', () => {
@@ -93,7 +93,7 @@ describe('webhook management through the gateway', () => {
   });
 
   describe('create, list, retrieve', () => {
-    it('creates a subscription with the SPEC fields and returns the secret once', async () => {
+    it('creates a subscription with the contract\'s fields and returns the secret once', async () => {
       const account = await createTestAccount(db, { plan: '10k' });
       const before = new Date((await db.query(`SELECT now() AS now`))[0].now);
       const res = await api.post(account.apiKey, '/webhooks', { url: HOOK, event_types: ['auction.ended', 'bid.created'] });
@@ -241,7 +241,7 @@ describe('webhook management through the gateway', () => {
     });
   });
 
-  describe('destinations (SPEC rule 1)', () => {
+  describe('destinations (public HTTPS on port 443)', () => {
     it(`rejects ${HOSTILE_DESTINATIONS.length} hostile destinations through POST and PATCH, and accepts public ones`, async () => {
       const account = await createTestAccount(db, { plan: '100k' });
       const { data } = await create(account);
@@ -270,7 +270,7 @@ describe('webhook management through the gateway', () => {
     });
   });
 
-  describe('account requirements (SPEC rule 4)', () => {
+  describe('account requirements (verified email, paid plan)', () => {
     it('refuses create, edit, resume, rotate, test and retry without an active paid plan or a verified email, saying which', async () => {
       const paid = await createTestAccount(db, { plan: '10k' });
       const { data } = await create(paid);
@@ -383,7 +383,7 @@ describe('webhook management through the gateway', () => {
     });
   });
 
-  describe('PATCH (SPEC rule 2) and activation boundaries (Emission rule 6)', () => {
+  describe('PATCH (only the fields supplied) and activation boundaries', () => {
     it('applies only the members supplied; filters replace, {} clears', async () => {
       const account = await createTestAccount(db, { plan: '10k' });
       const { data } = await create(account, { description: 'first', filters: { make: 'Porsche', source: 'bringatrailer' } });
@@ -499,7 +499,7 @@ describe('webhook management through the gateway', () => {
   });
 
   describe('test events', () => {
-    it('queues a webhook.test delivery (the SPEC envelope) and allows one per endpoint per minute', async () => {
+    it('queues a webhook.test delivery (the event envelope) and allows one per endpoint per minute', async () => {
       const account = await createTestAccount(db, { plan: '1k' });
       const { data } = await create(account);
       const res = await api.post(account.apiKey, `/webhooks/${data.id}/test`);

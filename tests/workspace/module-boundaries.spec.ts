@@ -26,8 +26,9 @@ const PROBES = {
 };
 
 /**
- * The architecture's import rules (DESIGN.md §1) are enforced by lint: these probes are real
- * files written into the projects, linted by the workspace's eslint, then removed.
+ * The architecture's import rules (docs/architecture.md, "Module boundaries") are enforced by lint:
+ * these probes are real files written into the projects, linted by the workspace's eslint, then
+ * removed.
  */
 describe('module boundaries', () => {
   const boundaryMessages = new Map<string, string[]>();

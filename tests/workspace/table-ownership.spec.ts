@@ -67,7 +67,7 @@ export const SHARED_WRITES: readonly { table: string; writer: string; why: strin
 ];
 
 const WRITE = /\b(INSERT\s+INTO|UPDATE|DELETE\s+FROM|COPY|TRUNCATE(?:\s+TABLE)?)\s+(?:ONLY\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)"?/g;
-const SPEC = /\.(spec|integration-spec|e2e-spec)\.ts$/;
+const TEST_FILE = /\.(spec|integration-spec|e2e-spec)\.ts$/;
 
 function* sources(dir: string): Generator<string> {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -76,7 +76,7 @@ function* sources(dir: string): Generator<string> {
       // Migrations, the testing lib and test helpers (a lib's `testing` folder) are not product code.
       if (entry.name === 'node_modules' || entry.name === 'migrations' || entry.name === 'testing') continue;
       yield* sources(path);
-    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !SPEC.test(entry.name)) {
+    } else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') && !TEST_FILE.test(entry.name)) {
       yield path;
     }
   }

@@ -1,5 +1,5 @@
 import { ensureDemoAccounts } from '@cars/accounts';
-import { generateObservations } from '@cars/datagen';
+import { DEFAULT_AUCTIONS, DEFAULT_LIVE, generateObservations, observationCount } from '@cars/datagen';
 import { pgPoolOf, readInstanceState, writeInstanceState } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import type { Logger } from 'pino';
@@ -59,12 +59,18 @@ export async function prepareData(
     return { messages, background: Promise.resolve(), cancel: () => Promise.resolve() };
   }
 
-  messages.push('', 'Loading the demo data set (120,000 auctions) in the background; progress is logged.');
+  // The data set's size, said as the generator makes it: completed auctions plus live ones.
+  const count = (n: number) => n.toLocaleString('en-US');
+  const demoSet = { auctions: DEFAULT_AUCTIONS, live: DEFAULT_LIVE };
+  messages.push(
+    '',
+    `Loading the demo data set (${count(observationCount(demoSet))} auctions: ${count(demoSet.auctions)} completed, ${count(demoSet.live)} live) in the background; progress is logged.`,
+  );
   const abort = new AbortController();
   const background = (async () => {
     const started = Date.now();
     let lastLog = 0;
-    const result = await bulkLoadObservations(dataSource, untilAborted(generateObservations({}), abort.signal), {
+    const result = await bulkLoadObservations(dataSource, untilAborted(generateObservations(demoSet), abort.signal), {
       onProgress: (count) => {
         if (Date.now() - lastLog > 5000) {
           lastLog = Date.now();

@@ -1,4 +1,4 @@
-/** The SPEC.md error body. `details` appears on 400 only: parameter name → messages. */
+/** The error body of every error response. `details` appears on 400 only: parameter name → messages. */
 export interface ErrorBody {
   error: string;
   message: string;

@@ -1,6 +1,6 @@
 /**
- * RabbitMQ topology (DESIGN.md §3). These names are a wire contract between deployed processes:
- * never rename one in place — add a new name and migrate.
+ * RabbitMQ topology (README.md, "Architecture"). These names are a wire contract between deployed
+ * processes: never rename one in place — add a new name and migrate.
  */
 export const Queues = {
   /** Request/response from the gateway to the query service. */
@@ -9,7 +9,7 @@ export const Queues = {
   StatsRpc: 'stats.rpc',
   /** Request/response from the gateway to the webhooks service. */
   WebhooksRpc: 'webhooks.rpc',
-  /** Source observations (DESIGN.md §7) for the change-detector. Durable. */
+  /** Source observations (docs/api/ingestion.md) for the change-detector. Durable. */
   Observations: 'observations',
   /** Observations rejected by validation, with the reason in the `x-rejection-reason` header. */
   ObservationsDeadLetter: 'observations.dead-letter',

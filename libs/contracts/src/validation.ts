@@ -3,7 +3,7 @@ import { ValidationError, validateSync } from 'class-validator';
 import { compiledValidatorFor } from './compiled-validation';
 import { unrecognised } from './errors';
 
-/** class-validator errors → SPEC.md `details`: parameter name → messages. */
+/** class-validator errors → the error body's `details`: parameter name → messages. */
 export function toValidationDetails(errors: ValidationError[]): Record<string, string[]> {
   // Names are the client's keys (`__proto__`…): collected in a Map, then defined as own properties.
   const details = new Map<string, string[]>();

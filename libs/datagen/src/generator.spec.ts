@@ -55,7 +55,7 @@ describe('generateObservations', () => {
     expect(data.slice(6000).every((o) => (LIVE_STATUSES as readonly string[]).includes(o.auction!.status))).toBe(true);
   });
 
-  it('writes exactly the DESIGN.md §7 shape, which the observation contract accepts', () => {
+  it('writes exactly the documented observation shape, which the observation contract accepts', () => {
     for (const o of data) {
       expect(Object.keys(o)).toEqual(['source', 'source_auction_id', 'observed_at', 'auction', 'bids']);
       expect(Object.keys(o.auction!)).toEqual(AUCTION_KEYS);

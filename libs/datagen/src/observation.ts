@@ -1,6 +1,6 @@
 /**
- * The generator's observations: the ingestion contract of `@cars/contracts` (DESIGN.md §7), with
- * every member present. Field order in the output follows that section.
+ * The generator's observations: the ingestion contract of `@cars/contracts` (docs/api/ingestion.md,
+ * "The observation"), with every member present, in the order of that contract.
  */
 
 import type {

@@ -2,9 +2,9 @@ import type { Channel } from 'amqplib';
 import { Exchanges, Queues } from '@cars/contracts';
 
 /**
- * The event side of the topology (DESIGN.md §3), declared identically by every process that
- * touches it: the durable `auction.events` topic exchange (routing key = event type) and the
- * durable `delivery.events` queue bound to it with `#`.
+ * The event side of the topology (`libs/contracts/src/topology.ts`), declared identically by every
+ * process that touches it: the durable `auction.events` topic exchange (routing key = event type)
+ * and the durable `delivery.events` queue bound to it with `#`.
  */
 export async function assertEventTopology(channel: Channel): Promise<void> {
   await channel.assertExchange(Exchanges.AuctionEvents, 'topic', { durable: true });

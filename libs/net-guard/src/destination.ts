@@ -42,10 +42,10 @@ function isLocalhostName(hostname: string): boolean {
 }
 
 /**
- * A subscription's URL, at create and update time (SPEC webhook rule 1): parsed by WHATWG URL;
- * `https:` on port 443 only; no credentials, no fragment; the host a public name — no IP literal
- * of any spelling, not `localhost`, and every address it resolves to public. A name that does not
- * resolve now is accepted (the worker fails it as `dns_error` until it does).
+ * A subscription's URL, at create and update time (docs/api/webhooks.md, "The destination"): parsed
+ * by WHATWG URL; `https:` on port 443 only; no credentials, no fragment; the host a public name —
+ * no IP literal of any spelling, not `localhost`, and every address it resolves to public. A name
+ * that does not resolve now is accepted (the worker fails it as `dns_error` until it does).
  */
 export async function checkDestination(raw: string, policy: DestinationPolicy): Promise<DestinationCheck> {
   let url: URL;

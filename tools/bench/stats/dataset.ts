@@ -12,8 +12,9 @@ import { FX_CURRENCIES, FX_TABLE } from '@cars/persistence';
  *   hammer prices);
  * - statuses: 62% sold, 14% reserve not met, 12% bid to, 3% withdrawn, 2% canceled, 7% result
  *   unavailable; 1.5% live (active, ending within a week);
- * - sources weighted like DESIGN.md §5; collectingcars and carandclassic price in GBP, EUR, AUD
- *   or USD, converted to `price_usd` with the shipped monthly FX table at the month of the end date;
+ * - the seven platforms of `libs/persistence/src/reference/sources.ts`, Bring a Trailer the
+ *   largest; collectingcars and carandclassic price in GBP, EUR, AUD or USD, converted to
+ *   `price_usd` with the shipped monthly FX table at the month of the end date;
  * - end dates from 2018-01-01 to today, denser towards today (volume grows over the years).
  */
 export const MAKE_NAMES = [

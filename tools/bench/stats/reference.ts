@@ -7,7 +7,7 @@ export interface BenchScope {
   year_max?: number;
 }
 
-/** The API answer shape (SPEC.md Stats response). */
+/** The API answer shape (docs/api/stats.md). */
 export interface StatsAnswer {
   currency: string;
   total_sales: number;

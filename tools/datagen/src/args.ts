@@ -15,7 +15,7 @@ export interface CliOptions {
 
 export const USAGE = `Usage: npm run datagen -- --out FILE.ndjson [--auctions N] [--seed S] [--today YYYY-MM-DD] [--live N] [--quiet]
 
-Writes a deterministic synthetic data set of auction observations (DESIGN.md §7), one JSON object
+Writes a deterministic synthetic data set of auction observations (docs/api/ingestion.md), one JSON object
 per line: N completed auctions (default ${DEFAULT_AUCTIONS}) ending from 2018-01-01 to the day before
 --today, then --live live auctions (default ${DEFAULT_LIVE}) ending within 10 days after it.
 

@@ -9,11 +9,11 @@ import { errorMessage } from '@cars/contracts';
 
 /**
  * `npm run ingest -- FILE.ndjson [--rate N] [--wait]`: publishes each line of the file as one
- * observation (DESIGN.md §7). With RABBITMQ_URL: to the `observations` queue with publisher
- * confirms; `--wait` then waits until the change-detector has applied, parked or rejected each
- * one (read from DATABASE_URL) and prints those counts.
- * Without it: to the running quick-start instance's loopback ingestion endpoint.
- * Progress on stderr; a JSON summary on stdout; non-zero exit with a message on error.
+ * observation (docs/api/ingestion.md). With RABBITMQ_URL: to the `observations` queue with
+ * publisher confirms; `--wait` then waits until the change-detector has applied, parked or rejected
+ * each one (read from DATABASE_URL) and prints those counts. Without it: to the running quick-start
+ * instance's loopback ingestion endpoint. Progress on stderr; a JSON summary on stdout; non-zero
+ * exit with a message on error.
  */
 async function main(argv: string[]): Promise<number> {
   let options: IngestOptions;

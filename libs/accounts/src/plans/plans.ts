@@ -13,7 +13,7 @@ export interface Plan {
   webhookEndpoints: number | null;
 }
 
-/** SPEC.md Limits, plus the free plan of DESIGN.md §5. */
+/** The plans and their limits (docs/api/accounts.md, "Plans"), the free plan included. */
 export const PLANS: Readonly<Record<PlanId, Plan>> = {
   free: { id: 'free', name: 'Free', monthlyLimit: 100, paid: false, webhookEndpoints: 0 },
   '1k': { id: '1k', name: '1K', monthlyLimit: 1_000, paid: true, webhookEndpoints: 1 },

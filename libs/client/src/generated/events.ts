@@ -2,7 +2,7 @@
 // tools/client-codegen/src/client-codegen.spec.ts and tests/api/client.integration-spec.ts fail when it drifts.
 
 /**
- * Webhook event payloads (SPEC.md "Events"): the envelope every event shares and the `data` of
+ * Webhook event payloads (docs/api/webhooks.md): the envelope every event shares and the `data` of
  * each type. This is the public wire format sent to subscribers and carried on the
  * `auction.events` exchange; never change a field in place.
  */
@@ -28,7 +28,7 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
 
 export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 
-/** Source statuses an ended transition starts from, and those it ends in (SPEC.md "Transitions"). */
+/** Source statuses an ended transition starts from, and those it ends in (`auction.ended`). */
 export const AUCTION_STARTING_STATUSES = ['active', 'coming soon'] as const;
 
 export const AUCTION_ENDING_STATUSES = ['sold', 'reserve not met', 'result unavailable', 'canceled', 'withdrawn'] as const;
@@ -58,7 +58,7 @@ export interface EventAuction {
   price_type: string | null;
 }
 
-/** Fields whose change is meaningful (SPEC.md Emission rules 1), by their `data.auction` name. */
+/** Fields whose change is meaningful (fires `auction.updated`), by their `data.auction` name. */
 export const MEANINGFUL_AUCTION_FIELDS = [
   'title',
   'status',
@@ -119,7 +119,7 @@ export interface EventDataByType {
   'webhook.test': WebhookTestEventData;
 }
 
-/** The envelope of every event (SPEC.md "Envelope"). */
+/** The envelope of every event. */
 export interface EventEnvelope<T extends EventType = EventType> {
   /** Opaque, stable across retries: `evt_` + UUID. */
   id: string;

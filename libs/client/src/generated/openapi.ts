@@ -838,6 +838,23 @@ export interface components {
             version: string;
             links: components["schemas"]["IndexLinksDto"];
         };
+        ErrorResponseDto: {
+            /** @example Validation Error */
+            error: string;
+            /** @example Invalid parameter: limit */
+            message: string;
+            /**
+             * @description 400 only: parameter name → messages.
+             * @example {
+             *       "limit": [
+             *         "limit must be an integer from 1 to 100"
+             *       ]
+             *     }
+             */
+            details?: {
+                [key: string]: string[];
+            };
+        };
         LiveDto: {
             /** @enum {string} */
             status: "ok";
@@ -887,23 +904,6 @@ export interface components {
              *     ]
              */
             data: string[];
-        };
-        ErrorResponseDto: {
-            /** @example Validation Error */
-            error: string;
-            /** @example Invalid parameter: limit */
-            message: string;
-            /**
-             * @description 400 only: parameter name → messages.
-             * @example {
-             *       "limit": [
-             *         "limit must be an integer from 1 to 100"
-             *       ]
-             *     }
-             */
-            details?: {
-                [key: string]: string[];
-            };
         };
         AuctionStatsDto: {
             /** @example 10432 */
@@ -1491,7 +1491,7 @@ export interface components {
             data: components["schemas"]["WebhookSubscriptionDto"];
             /**
              * @description The signing secret: shown here and at rotation only. Store it now.
-             * @example <SIGNING_SECRET>
+             * @example whsec_ws+CoNqXxfdXlZIyyLXciVOWBZITY6iGUneYouhiimY=
              */
             secret: string;
         };
@@ -1564,7 +1564,7 @@ export interface components {
             data: components["schemas"]["WebhookDeliveryDto"];
         };
         WebhookSecretDto: {
-            /** @example <SIGNING_SECRET> */
+            /** @example whsec_ws+CoNqXxfdXlZIyyLXciVOWBZITY6iGUneYouhiimY= */
             secret: string;
         };
         WebhookSecretResponseDto: {
@@ -1783,6 +1783,15 @@ export interface operations {
                     "application/json": components["schemas"]["IndexDto"];
                 };
             };
+            /** @description `Validation Error`: a bad or unknown parameter; `details` maps each parameter to its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
     };
     HealthController_live: {
@@ -1802,6 +1811,15 @@ export interface operations {
                     "application/json": components["schemas"]["LiveDto"];
                 };
             };
+            /** @description `Validation Error`: a bad or unknown parameter; `details` maps each parameter to its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
     };
     HealthController_ready: {
@@ -1819,6 +1837,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReadyDto"];
+                };
+            };
+            /** @description `Validation Error`: a bad or unknown parameter; `details` maps each parameter to its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
             /** @description The database or the broker is unreachable. */

@@ -12,7 +12,7 @@ import {
 } from './pagination.dto';
 
 // ---------------------------------------------------------------------------------------------
-// Enumerations (SPEC.md; DESIGN.md §5)
+// Enumerations (docs/api/query.md)
 // ---------------------------------------------------------------------------------------------
 
 /** Platform identifiers of the data set. */
@@ -222,7 +222,7 @@ const text = (example: string, description?: string) =>
   ApiProperty({ type: 'string', nullable: true, example, ...(description ? { description } : {}) });
 const textList = (example: string[]) => ApiProperty({ type: 'string', isArray: true, example, description: 'Never null; empty when unknown.' });
 
-/** An item of GET /auctions (SPEC.md "Auction"), plus the additive `mileage_unit` and `country_code`. */
+/** An item of GET /auctions, plus the additive `mileage_unit` and `country_code`. */
 export class AuctionDto {
   @ApiProperty({ type: 'integer', nullable: true, description: 'Used as `auction_id` in the bids route.', example: 48213 })
   id: number | null;
@@ -351,7 +351,7 @@ export class AuctionDto {
   stats: AuctionStatsDto;
 }
 
-/** An item of GET /auctions/live (SPEC.md "LiveAuction"). */
+/** An item of GET /auctions/live: an auction plus `image_url` (deprecated) and `updated_at`. */
 export class LiveAuctionDto extends AuctionDto {
   @ApiProperty({
     type: 'string',

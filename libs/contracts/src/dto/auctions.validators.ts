@@ -13,8 +13,8 @@ import {
 
 /**
  * Query-parameter rules shared by the auction and bid DTOs. Each rule gives one message per bad
- * parameter (SPEC.md `details`), and accepts both the raw query-string form (the gateway) and the
- * converted form (the query service validating the same DTO on consume).
+ * parameter (the error body's `details`), and accepts both the raw query-string form (the gateway)
+ * and the converted form (the query service validating the same DTO on consume).
  */
 
 /** "42" → 42; anything else is left as it is, so the integer rule reports it. */
@@ -86,7 +86,8 @@ export const KEYWORD_TOO_SHORT =
 
 /**
  * `keyword`: a TextParam (trimmed, 1–100 characters) that some index can serve — a part of 3+
- * characters (docs/adr/0004). Shorter keywords would be tested against every row: 400.
+ * characters (docs/adr/0004-description-keyword-tokens.md). Shorter keywords would be tested
+ * against every row: 400.
  */
 export function KeywordParam(maxLength: number): PropertyDecorator {
   return applyDecorators(

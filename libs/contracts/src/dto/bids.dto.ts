@@ -97,7 +97,7 @@ export class ListBidsRequestDto extends ListBidsQueryDto {
   auction_id: string;
 }
 
-/** SPEC.md "Bid (REST)". */
+/** An item of GET /auctions/{auction_id}/bids. */
 export class BidDto {
   @ApiProperty({ type: 'integer', nullable: true, example: 9912 })
   id: number | null;

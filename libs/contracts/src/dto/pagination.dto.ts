@@ -3,14 +3,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import { Absent, EnumParam, IntegerParam, NotWith } from './auctions.validators';
 
-/** SPEC.md Limits: page ≥ 1; limit 1–100. */
+/** Paging limits: page ≥ 1; limit 1–100. */
 export const MAX_PAGE = 2_147_483_647;
 export const MAX_LIMIT = 100;
 export const SORT_DIRECTIONS = ['asc', 'desc'] as const;
 export type SortDirection = (typeof SORT_DIRECTIONS)[number];
 
 /**
- * Paging modes (DESIGN.md §5): `page` (default; `page` and `limit`) or `cursor` (keyset paging
+ * Paging modes (docs/api/query.md): `page` (default; `page` and `limit`) or `cursor` (keyset paging
  * for deep reads: follow `meta.next_cursor`).
  */
 export const PAGINATION_MODES = ['page', 'cursor'] as const;
@@ -50,7 +50,7 @@ export class PaginationMetaDto {
   next_cursor: string | null;
 }
 
-/** SPEC.md "Paginated envelope". */
+/** The paginated envelope of list responses: `{data: [items], meta: {total, page, limit, total_pages}}`. */
 export interface Paginated<T> {
   data: T[];
   meta: PaginationMetaDto;

@@ -1,7 +1,8 @@
 /**
  * Routing context carried beside (never inside) the public envelope: what webhook filters match
- * on (SPEC.md "Filters"). `make` is the canonical make (null while unknown), `source` the
- * platform, `auction_id` the auction's id as a string; bid events carry their parent's context.
+ * on (`auction_id`, `make`, `source`, combined with AND). `make` is the canonical make (null while
+ * unknown), `source` the platform, `auction_id` the auction's id as a string; bid events carry
+ * their parent's context.
  */
 export interface EventRouting {
   make: string | null;

@@ -1,9 +1,10 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
 /**
- * The observation (DESIGN.md §7): what a scraper, the import CLI or the simulator sends to the
- * `observations` queue, one JSON object per message (NDJSON in files). Field names follow the
- * event payload of SPEC.md where they overlap.
+ * The observation (docs/api/ingestion.md, "The observation"): what a scraper, the import CLI or
+ * the simulator sends to the `observations` queue, one JSON object per message (NDJSON in files;
+ * a message may also carry an array of them). Field names follow the webhook events' `data.auction`
+ * where they overlap.
  *
  * This JSON Schema is the one definition of the contract: the TypeScript types below are derived
  * from it (`FromSchema`), and `validateObservation` (observation.validation.ts) compiles it with

@@ -1,4 +1,13 @@
-import { Observation, ObservationAuction, ObservationBid, OBSERVATION_JSON_SCHEMA } from './observation.schema';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  Observation,
+  OBSERVATION_AUCTION_JSON_SCHEMA,
+  OBSERVATION_BID_JSON_SCHEMA,
+  OBSERVATION_JSON_SCHEMA,
+  ObservationAuction,
+  ObservationBid,
+} from './observation.schema';
 import { observationValidator, validateObservation } from './observation.validation';
 
 const valid = {
@@ -55,7 +64,7 @@ describe('validateObservation', () => {
     expect(Object.keys(OBSERVATION_JSON_SCHEMA.properties)).toEqual(Object.keys(typed));
   });
 
-  it('accepts the DESIGN.md §7 example, as is', () => {
+  it('accepts a complete observation, as is', () => {
     const outcome = validateObservation(valid);
     expect(outcome).toEqual({ ok: true, value: valid });
     if (outcome.ok) expect(outcome.value).toBe(valid);
@@ -114,5 +123,28 @@ describe('validateObservation', () => {
     ],
   ])('words the problems of %s', (_name, value, details) => {
     expect(validateObservation(value)).toEqual({ ok: false, details });
+  });
+
+  describe('as docs/api/ingestion.md documents it', () => {
+    const doc = readFileSync(join(__dirname, '..', '..', '..', '..', 'docs', 'api', 'ingestion.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## The observation\n'), doc.indexOf('\n## ', doc.indexOf('## The observation\n') + 1));
+
+    it('has an example the contract accepts', () => {
+      const example = /```json\n([\s\S]*?)\n```/.exec(section)?.[1];
+      expect(validateObservation(JSON.parse(example ?? 'null'))).toMatchObject({ ok: true });
+    });
+
+    it('describes every member of the contract, and no other', () => {
+      // The first cell of each row of the member tables (`| Member | … |`): one or more `names`.
+      const documented = section
+        .split('\n\n')
+        .filter((block) => block.startsWith('| Member |'))
+        .flatMap((table) => table.split('\n').slice(2))
+        .flatMap((row) => [...row.split('|')[1].matchAll(/`([a-z_]+)`/g)].map((m) => m[1]));
+      const members = [OBSERVATION_JSON_SCHEMA, OBSERVATION_AUCTION_JSON_SCHEMA, OBSERVATION_BID_JSON_SCHEMA].flatMap((schema) =>
+        Object.keys(schema.properties),
+      );
+      expect([...documented].sort()).toEqual([...members].sort());
+    });
   });
 });

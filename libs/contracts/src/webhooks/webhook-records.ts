@@ -1,16 +1,16 @@
 import { SubscribableEventType } from '../events/event-envelope';
 
 /**
- * The public records of the webhook half (SPEC.md "Webhook subscription", "Webhook delivery
- * record"): what the API returns. Built from rows by the services, never from a table type, so a
- * secret, capture metadata or routing context can never leak into a body.
+ * The public records of the webhook half (subscriptions and delivery records,
+ * docs/api/webhooks.md): what the API returns. Built from rows by the services, never from a table
+ * type, so a secret, capture metadata or routing context can never leak into a body.
  */
 
 export const WEBHOOK_ID_PREFIX = 'whe_';
 export const DELIVERY_ID_PREFIX = 'whd_';
 export const SIGNING_SECRET_PREFIX = 'whsec_';
 
-/** Filters of a subscription (SPEC.md "Filters"), combined with AND; an omitted key accepts all. */
+/** Filters of a subscription, combined with AND; an omitted key accepts all. */
 export interface WebhookFilters {
   /** A positive integer, as a string. */
   auction_id?: string;

@@ -25,6 +25,11 @@ import {
  * problem named in `details`); these classes describe them.
  */
 
+/** A signing secret: `whsec_` and the base64 of its key. */
+const SIGNING_SECRET_PATTERN = '^whsec_[A-Za-z0-9+/]+={0,2}$';
+/** The document's example secret: the shape of a real one (32 random bytes), never a real one. */
+const SIGNING_SECRET_EXAMPLE = 'whsec_ws+CoNqXxfdXlZIyyLXciVOWBZITY6iGUneYouhiimY=';
+
 /** GET /webhooks paging: `page` ≥ 1, `limit` 1–100 (default 50), as on every list route. */
 export const WEBHOOKS_DEFAULT_LIMIT = 50;
 
@@ -169,9 +174,9 @@ export class WebhookCreatedResponseDto {
 
   @ApiProperty({
     type: 'string',
-    pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+    pattern: SIGNING_SECRET_PATTERN,
     description: 'The signing secret: shown here and at rotation only. Store it now.',
-    example: '<SIGNING_SECRET>',
+    example: SIGNING_SECRET_EXAMPLE,
   })
   secret: string;
 }
@@ -199,7 +204,7 @@ export class WebhookListResponseDto {
 }
 
 export class WebhookSecretDto {
-  @ApiProperty({ type: 'string', pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$', example: '<SIGNING_SECRET>' })
+  @ApiProperty({ type: 'string', pattern: SIGNING_SECRET_PATTERN, example: SIGNING_SECRET_EXAMPLE })
   secret: string;
 }
 

@@ -74,8 +74,8 @@ const FILTER_COLUMNS = [
 ];
 
 /**
- * Indexes for the query API (DESIGN.md §4, §9) and the data version that keeps its count cache
- * exact:
+ * Indexes for the query API (docs/api/query.md, "Indexes") and the data version that keeps its
+ * count cache exact:
  *
  * - sort and filter indexes, partial on `is_live`; pg_trgm GIN on title and description (and small
  *   partial ones for the live set);

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The webhook half (SPEC.md "Webhook subscription", "Webhook delivery record"):
+ * The webhook half (subscriptions and delivery records, docs/api/webhooks.md):
  * - `webhook_subscriptions`: an account's endpoints. `active_since` is the activation boundary,
  *   taken from the database clock (the clock that stamps `events.created_at`): an event matches
  *   only when it was observed at or after it. The signing secret is stored only encrypted

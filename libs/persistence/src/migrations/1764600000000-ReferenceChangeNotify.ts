@@ -4,7 +4,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * Reference data changes (sources, makes, models, aliases — by `reference:load`, `makes:alias`,
  * a new source, whatever the path) are broadcast as `NOTIFY reference_changes` at commit, from the
  * same statement triggers that bump the normalization version. The change-detector listens and
- * replays the pending observations whose missing context has arrived (SPEC Emission rule 7).
+ * replays the pending observations whose missing context has arrived (they wait, never dropped).
  */
 export class ReferenceChangeNotify1764600000000 implements MigrationInterface {
   name = 'ReferenceChangeNotify1764600000000';

@@ -1,8 +1,8 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The delivery worker works from the database (DESIGN §6: the database is the truth; RabbitMQ
- * and NOTIFY only wake workers):
+ * The delivery worker works from the database (docs/adr/0006-delivery-from-the-database.md: the
+ * database is the truth; RabbitMQ and NOTIFY only wake workers):
  * - `events.fanned_out_at`: an event is fanned out to the matching subscriptions once, in the
  *   transaction that inserts its deliveries; the partial index finds what is left. Events stored
  *   before this migration are marked done (no subscription could have matched them).

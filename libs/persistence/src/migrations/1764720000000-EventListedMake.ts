@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * SPEC Emission rule 7: a subscription with a `make` filter waits (delivery `waiting_reason:
+ * A subscription with a `make` filter waits (delivery `waiting_reason:
  * "make"`) while an event's make is unknown, until make maintenance decides. The routing context
  * keeps the canonical make (`events.make`, null while unknown); `listed_make` keeps the spelling
  * the source listed (the parent auction's for a bid), so the worker can resolve it once an alias

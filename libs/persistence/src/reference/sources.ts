@@ -1,5 +1,5 @@
 /**
- * The seven auction platforms of the data set (DESIGN.md §5). Two are followed live.
+ * The seven auction platforms of the data set. Two are followed live.
  *
  * `timezone` is the IANA zone of the wall-clock times the platform publishes (auction end times
  * and bid times arrive without a UTC offset and must be read in this zone). `dateOnly` platforms
@@ -8,8 +8,8 @@
  * `unsoldReportsHighBidOnly`: for an unsold car the platform shows only "Bid to $X" (the high bid)
  * rather than an explicit "reserve not met" result. Its observations still carry the source status
  * `reserve not met` with `price_type` `bid`; normalization maps that pair to the REST status
- * `bid to` for these platforms (DESIGN.md §5: "or `bid to` where the source reports only a high
- * bid") and to `reserve not met` for the others.
+ * `bid to` for these platforms (where the source reports only a high bid) and to `reserve not
+ * met` for the others.
  */
 export type SourceId =
   | 'bringatrailer'

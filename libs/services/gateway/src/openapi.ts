@@ -1,9 +1,18 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { AccountAreaEnv, loadEnv } from '@cars/runtime';
 import { SESSION_COOKIE } from './account/session-cookie';
 
 export const API_TITLE = 'Classic Car Auction Data API';
 export const API_VERSION = '1.0.0';
+
+/**
+ * Where the API is served, for the document's `servers`: `PUBLIC_BASE_URL` when set (the public
+ * origin, as in account-area mail), else `/` — the origin the document itself was fetched from.
+ */
+export function openApiServerUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return loadEnv(AccountAreaEnv, env).PUBLIC_BASE_URL ?? '/';
+}
 
 /** The OpenAPI document at /openapi.json and Swagger UI at /docs. */
 export function setUpOpenApi(app: INestApplication): void {
@@ -15,6 +24,7 @@ export function setUpOpenApi(app: INestApplication): void {
         'account area (the console at `/console`): email and password sign-in with a session cookie, for browsers and scripts.',
     )
     .setVersion(API_VERSION)
+    .addServer(openApiServerUrl())
     .addBearerAuth({
       type: 'http',
       scheme: 'bearer',

@@ -29,7 +29,7 @@ const COLUMNS = `id, subscription_id, event_id, event_type, status, waiting_reas
   next_attempt_at, last_attempt_at, last_response_status, last_error, last_response_excerpt,
   last_duration_ms, created_at, updated_at, payload`;
 
-/** Deliveries shown by the deliveries route (SPEC Limits). */
+/** Deliveries shown by the deliveries route: the 20 most recent. */
 export const DELIVERIES_LISTED = 20;
 
 /** The SQL of `webhook_deliveries` for the management routes (the delivery worker has its own). */

@@ -389,7 +389,7 @@ export class DispatchRepository {
   }
 
   /**
-   * Make maintenance decided (SPEC Emission rule 7): deliveries waiting for an unknown make are
+   * Make maintenance decided: deliveries waiting for an unknown make are
    * released when the listed spelling now resolves — through an alias or a canonical name, case and
    * spacing aside — to the make the subscription filters on, and dropped when it resolves to another
    * make or is confirmed as no make (an exclusion). The rest keep waiting. Returns what was decided.

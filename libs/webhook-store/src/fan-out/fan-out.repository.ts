@@ -3,18 +3,19 @@ import { PoolClient } from 'pg';
 import { DueDeliveryRow } from '../dispatch/dispatch.repository';
 
 /**
- * Fan-out (DESIGN §6.4), from the events table — the outbox is the truth, RabbitMQ only wakes us:
- * a batch of events not fanned out yet (rows other workers hold are skipped) is matched against
- * the enabled subscriptions, one delivery per (event, subscription) is inserted — idempotent on
- * the pair — and the events are marked, all in one statement. A worker with room takes new
- * deliveries leased at once (`FanOutLease`), in the order a claim would have taken them.
+ * Fan-out (docs/architecture.md, "Events: from observation to webhook"), from the events table —
+ * the outbox is the truth, RabbitMQ only wakes us: a batch of events not fanned out yet (rows other
+ * workers hold are skipped) is matched against the enabled subscriptions, one delivery per (event,
+ * subscription) is inserted — idempotent on the pair — and the events are marked, all in one
+ * statement. A worker with room takes new deliveries leased at once (`FanOutLease`), in the order a
+ * claim would have taken them.
  *
  * A subscription matches when it selected the event's type, its activation boundary is at or
  * before the event's observation time (both from the database clock), and every filter it has
- * holds (SPEC "Filters", AND): `auction_id` exactly, `make` and `source` case-insensitively, on the
- * event's routing context — a bid event's is its parent auction's. An event whose make is not
- * known yet (a listed spelling no alias resolves) goes to subscriptions with a `make` filter as a
- * delivery that waits (`waiting_reason: "make"`, SPEC Emission rule 7) until make maintenance
+ * holds (filters combine with AND): `auction_id` exactly, `make` and `source` case-insensitively,
+ * on the event's routing context — a bid event's is its parent auction's. An event whose make is
+ * not known yet (a listed spelling no alias resolves) goes to subscriptions with a `make` filter as
+ * a delivery that waits (`waiting_reason: "make"`, pending, never dropped) until make maintenance
  * decides; subscriptions without one do not wait. The captured envelope text is the body of every
  * attempt.
  */

@@ -3,7 +3,7 @@ import { PG_POOL } from '@cars/persistence';
 import { Pool } from 'pg';
 
 /**
- * SPEC Limits' cleanup, one short statement per batch (no long locks): deliveries that ended, and
+ * The 30-day cleanup, one short statement per batch (no long locks): deliveries that ended, and
  * events no delivery needs any more. `bid_identities` stay: a bid seen again after cleanup is
  * recognised and never fires a second `bid.created`.
  */

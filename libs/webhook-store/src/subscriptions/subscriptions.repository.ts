@@ -81,7 +81,7 @@ export class SubscriptionsRepository {
     return rows[0].n;
   }
 
-  /** A new endpoint, active from now by the database clock (SPEC: future observations only). */
+  /** A new endpoint, active from now by the database clock (future observations only, no replay). */
   async insert(sql: Sql, accountId: string, fields: SubscriptionFields, secret: SealedSecret): Promise<SubscriptionRow> {
     const { rows } = await sql.query<SubscriptionRow>(
       `INSERT INTO webhook_subscriptions (account_id, url, description, event_types, filters, secret_ciphertext, secret_key_id)

@@ -14,7 +14,7 @@ import {
 import { pgPoolOf } from '@cars/persistence';
 import { AdminCommand, Flags, requireFlag, UsageError } from '../command';
 
-/** Accounts, plans, usage and API keys (DESIGN.md §8). Keys are printed once and never stored. */
+/** Accounts, plans, usage and API keys (docs/operations.md, "Operator CLI"). Keys are printed once and never stored. */
 
 function plan(flags: Flags) {
   return parsePlan(requireFlag(flags, 'plan'));

@@ -33,7 +33,7 @@ export interface ReferenceLoadResult {
 /**
  * Operator maintenance of normalization: loading the reference catalog, aliases and exclusions,
  * and recomputing `ocd_make_name` / `ocd_model_name` of stored auctions. None of it writes
- * events (SPEC.md Emission rules 3) nor touches `updated_at`.
+ * events (normalization-only changes fire nothing) nor touches `updated_at`.
  */
 @Injectable()
 export class NormalizationService {

@@ -14,7 +14,7 @@ const observation = (auction: Partial<NonNullable<Observation['auction']>> = {})
   auction: { status: 'active', price: 145000, currency: 'USD', make: 'porsche', model: '911S', ...auction },
 });
 
-describe('restStatus (DESIGN.md §5)', () => {
+describe('restStatus', () => {
   it.each([
     ['sold', 'sold', false],
     ['result unavailable', 'unknown', false],

@@ -128,8 +128,8 @@ export type AuctionRow = AuctionRecord;
 export type BidRow = BidRecord;
 
 /**
- * REST status and liveness from the source status (DESIGN.md §5). Unknown source statuses are
- * stored as `source_status` and shown as `unknown` (not live).
+ * REST status and liveness from the source status (docs/api/ingestion.md, "The observation").
+ * Unknown source statuses are stored as `source_status` and shown as `unknown` (not live).
  */
 export function restStatus(
   sourceStatus: string,

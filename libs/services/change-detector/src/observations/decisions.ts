@@ -10,8 +10,8 @@ import {
 } from '@cars/contracts';
 
 /**
- * The event decisions of SPEC.md "Emission rules", as pure functions of the state at the start
- * of a transaction and the state it commits (never of the intermediate states).
+ * The event decisions (docs/api/ingestion.md, "Emission decisions"), as pure functions of the state
+ * at the start of a transaction and the state it commits (never of the intermediate states).
  */
 export type MeaningfulState = Pick<EventAuction, MeaningfulAuctionField>;
 

@@ -54,7 +54,7 @@ function plansOf(observations: { id?: string; minute: number; auction?: Partial<
   return planBatch(groupByAuction(batch).values(), byKey, reference).plans;
 }
 
-describe('decideAuction (SPEC Emission rules)', () => {
+describe('decideAuction (emission decisions)', () => {
   it.each([
     { name: 'a new auction → auction.created', existing: [], auction: {}, type: EventTypes.AuctionCreated, created: true, updated: false },
     { name: 'a meaningful change → auction.updated', existing: [stored()], auction: { price: 120 }, type: EventTypes.AuctionUpdated, created: false, updated: true },

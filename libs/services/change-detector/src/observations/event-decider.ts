@@ -7,9 +7,9 @@ import { bidKey, identityKey } from './keys';
 import type { InsertedBid, OutboxInsert } from './observation.repository';
 
 /**
- * The events of a batch (SPEC.md "Emission rules"), decided from the plans, the stored ids and
- * what the bid insert reported (pure; decisions.ts holds the rules themselves). Events are
- * drafts until `outboxRows` gives each its envelope.
+ * The events of a batch (docs/api/ingestion.md, "Emission decisions"), decided from the plans, the
+ * stored ids and what the bid insert reported (pure; decisions.ts holds the rules themselves).
+ * Events are drafts until `outboxRows` gives each its envelope.
  */
 
 /** The routing context of an auction's events and of its bids' events. */

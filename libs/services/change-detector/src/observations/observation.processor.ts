@@ -75,11 +75,11 @@ const emptyResult = (): ProcessResult => ({
 const MAX_REPLAY_ROUNDS = 500;
 
 /**
- * Applies observations to the database in ONE transaction per batch (DESIGN.md §6): locks the
- * source auctions, normalizes make/model, upserts auction rows, inserts new bids and their
- * identities, decides the events from the state before and after the whole batch, and writes
- * them to the `events` outbox. Used by the RabbitMQ consumer, the quick start's ingestion entry
- * point and tests alike.
+ * Applies observations to the database in ONE transaction per batch (docs/api/ingestion.md): locks
+ * the source auctions, normalizes make/model, upserts auction rows, inserts new bids and their
+ * identities, decides the events from the state before and after the whole batch, and writes them
+ * to the `events` outbox. Used by the RabbitMQ consumer, the quick start's ingestion entry point
+ * and tests alike.
  */
 @Injectable()
 export class ObservationProcessor {

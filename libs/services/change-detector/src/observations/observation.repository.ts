@@ -29,7 +29,7 @@ import {
  * table for every batch from then on. `cd_find_auctions` cost ~19 µs of PostgreSQL CPU per
  * observation that way over the ingest bench's 31,500 observations, 6 µs planned per batch
  * (~1 µs once the table's statistics are current); planning costs ~0.1 ms a batch. The leading
- * `-- name` comment names an unnamed statement (pg_stat_activity, tools/bench/ingest/breakdown).
+ * `-- name` comment names an unnamed statement (pg_stat_activity, tools/bench/ingest/breakdown.ts).
  */
 
 /** The stored state of an auction: the event payload's captured fields plus what locates it. */

@@ -36,7 +36,7 @@ export function describeBacklog(summary: PendingSummary, now = Date.now()): Pend
 }
 
 /**
- * SPEC Emission rule 7: an observation waits only while its context is missing. Parked
+ * An observation waits (pending, never dropped) only while its context is missing. Parked
  * observations go on by themselves when their context arrives: at once when reference data
  * changes (NOTIFY from the database), after each applied batch that stored new auctions (the
  * consumer calls `wake`), and on a periodic backstop that also reports a stuck backlog.

@@ -15,11 +15,11 @@ export interface DeliveryOptions {
   resolver?: Resolver;
   /** TLS options for receivers (tests: the CA of a self-signed receiver). */
   tls?: ConnectionOptions;
-  /** Delays after each failed attempt, ms (SPEC: 1 min, 5 min, 30 min, 2 h, 8 h). */
+  /** Delays after each failed attempt, ms (default: 1 min, 5 min, 30 min, 2 h, 8 h). */
   retryDelaysMs?: readonly number[];
   /** ± share of each delay drawn at random (default 0.1). */
   retryJitter?: number;
-  /** Receiver timeout for a whole attempt, ms (SPEC: 10 s). */
+  /** Receiver timeout for a whole attempt, ms (default 10 s: receivers must answer within 10 seconds). */
   receiverTimeoutMs?: number;
   /**
    * How long a claimed attempt is leased before another worker may recover it, ms: at least the
@@ -71,7 +71,7 @@ export const LEASE_ROUNDS = 4;
 /** What a lease must still have left, beyond the receiver timeout, for a queued delivery's attempt to start. */
 export const LEASE_MARGIN_MS = 5_000;
 
-/** SPEC "Delivery and retries": about 1 minute, 5 minutes, 30 minutes, 2 hours and 8 hours after each failure. */
+/** The retry schedule (docs/api/webhooks.md, "The schedule"): about 1 minute, 5 minutes, 30 minutes, 2 hours and 8 hours after each failure. */
 export const RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 28_800_000] as const;
 
 export interface ResolvedDeliveryOptions extends Required<Omit<DeliveryOptions, 'rabbitmqUrl' | 'resolver' | 'tls'>> {

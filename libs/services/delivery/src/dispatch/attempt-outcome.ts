@@ -9,7 +9,7 @@ export interface AttemptOutcome {
   durationMs: number;
 }
 
-/** SPEC "Delivery and retries" 1: any 2xx is success; a redirect is a failure, never followed. */
+/** Any 2xx is success; any other status, a redirect included (never followed), is a failure (docs/api/webhooks.md). */
 export function outcomeOfResponse(status: number, body: Buffer, durationMs: number): AttemptOutcome {
   const succeeded = status >= 200 && status < 300;
   return {

@@ -58,11 +58,12 @@ export interface Recorded {
 const CLAIM_SETTINGS = ['enable_sort = off', 'jit = off'];
 
 /**
- * The delivery rows are the truth (DESIGN §6): claims, leases, outcomes and the allowance held by
- * attempts in flight all live in `webhook_deliveries`, so any worker can die at any point and the
- * next sweep puts things right. This class is the worker's unit of work: it composes, in one
- * transaction each, the statements of `DispatchRepository` (libs/webhook-store, the tables' one
- * writer) with the usage ledger of libs/accounts and the circuit decisions of `circuit.ts`.
+ * The delivery rows are the truth (docs/adr/0006-delivery-from-the-database.md): claims, leases,
+ * outcomes and the allowance held by attempts in flight all live in `webhook_deliveries`, so any
+ * worker can die at any point and the next sweep puts things right. This class is the worker's unit
+ * of work: it composes, in one transaction each, the statements of `DispatchRepository`
+ * (libs/webhook-store, the tables' one writer) with the usage ledger of libs/accounts and the
+ * circuit decisions of `circuit.ts`.
  */
 @Injectable()
 export class DeliveryStore {
@@ -329,7 +330,7 @@ export class DeliveryStore {
     return released;
   }
 
-  /** Make maintenance decided (SPEC Emission rule 7): see `DispatchRepository.resolveMakeWaits`. */
+  /** Make maintenance decided (deliveries waiting for an unknown make): see `DispatchRepository.resolveMakeWaits`. */
   async resolveMakeWaits(): Promise<{ released: number; dropped: number }> {
     return this.transaction((client) => this.dispatch.resolveMakeWaits(client));
   }

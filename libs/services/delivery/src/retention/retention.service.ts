@@ -3,7 +3,7 @@ import { errorMessage } from '@cars/contracts';
 import { RetentionRepository } from '@cars/webhook-store';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
 
-/** SPEC Limits: terminal payloads and delivery history are eligible for cleanup after 30 days. */
+/** Retention: terminal payloads and delivery history are eligible for cleanup after 30 days. */
 export const RETENTION_DAYS = 30;
 const BATCH = 5_000;
 

@@ -5,7 +5,7 @@ import { ErrorNames } from '@cars/contracts';
 import { ServiceUnavailableError } from '@cars/messaging';
 import type { FastifyRequest } from 'fastify';
 import { ErrorResponseDto } from '../auctions/api-responses';
-import { Public } from '../auth/auth.decorators';
+import { ApiNoCredentials, Public } from '../auth/auth.decorators';
 import type { ApiPrincipal } from '../http/request-context';
 import { ApiException } from '../http/api-exception';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
@@ -109,7 +109,7 @@ export const AccountRoute = (options: { session?: SessionMode } = {}) => {
           ApiCookieAuth(SESSION_COOKIE),
           ApiUnauthorizedResponse({ type: ErrorResponseDto, description: '`Unauthorized`: no live console session (sign in).' }),
         ]
-      : []),
+      : [ApiNoCredentials()]),
   );
 };
 

@@ -13,7 +13,7 @@ import {
 import type { HeadersObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ErrorBody } from '@cars/contracts';
 
-/** OpenAPI schema of SPEC.md's error body (the type itself is `ErrorBody` in contracts). */
+/** OpenAPI schema of the error body `{error, message, details?}` (the type itself is `ErrorBody` in contracts). */
 export class ErrorResponseDto implements ErrorBody {
   @ApiProperty({ type: 'string', example: 'Validation Error' })
   error: string;

@@ -3,7 +3,8 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse
 import { QUERY_CLIENT, ServiceClient, STATS_CLIENT, WEBHOOKS_CLIENT } from '@cars/messaging';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
-import { Public } from '../auth/auth.decorators';
+import { ApiValidationError } from '../auctions/api-responses';
+import { ApiNoCredentials, Public } from '../auth/auth.decorators';
 
 class LiveDto {
   @ApiProperty({ enum: ['ok'] })
@@ -61,6 +62,7 @@ class ReadyDto {
  */
 @ApiTags('Health')
 @Public()
+@ApiNoCredentials()
 @Controller('health')
 export class HealthController {
   constructor(
@@ -73,6 +75,7 @@ export class HealthController {
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers' })
   @ApiOkResponse({ type: LiveDto })
+  @ApiValidationError()
   live(): LiveDto {
     return { status: 'ok' };
   }
@@ -80,6 +83,7 @@ export class HealthController {
   @Get('ready')
   @ApiOperation({ summary: 'Readiness: database and broker reachable; the services behind the gateway in `detail`' })
   @ApiOkResponse({ type: ReadyDto })
+  @ApiValidationError()
   @ApiServiceUnavailableResponse({ type: ReadyDto, description: 'The database or the broker is unreachable.' })
   async ready(@Res() reply: FastifyReply): Promise<void> {
     const [database, query, stats, webhooks] = await Promise.all([

@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { Public } from '../auth/auth.decorators';
+import { ApiNoCredentials, Public } from '../auth/auth.decorators';
+import { ApiValidationError } from '../auctions/api-responses';
 import { API_TITLE, API_VERSION } from '../openapi';
 
 class IndexLinksDto {
@@ -28,11 +29,13 @@ class IndexDto {
 /** `GET /`: what this is and where to read on, instead of a bare 404. */
 @ApiTags('Health')
 @Public()
+@ApiNoCredentials()
 @Controller()
 export class RootController {
   @Get()
   @ApiOperation({ summary: 'Service index: name, version and where the documentation is' })
   @ApiOkResponse({ type: IndexDto })
+  @ApiValidationError()
   index(): IndexDto {
     return {
       name: API_TITLE,

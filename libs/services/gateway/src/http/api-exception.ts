@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { ErrorBody, RpcReply } from '@cars/contracts';
 
-/** An HTTP error whose body is already the SPEC.md error envelope. */
+/** An HTTP error whose body is already the error envelope `{error, message, details?}` (`ErrorBody`). */
 export class ApiException extends HttpException {
   constructor(
     status: number,

@@ -39,10 +39,11 @@ export function applyStrictQuery(app: INestApplication): void {
 }
 
 /**
- * DESIGN.md §5: an unknown query parameter is a 400 naming it, on every route. A route that reads
- * its query through a DTO (`@Query() dto`) is held to it by the validation pipe; this interceptor
- * covers the routes that take no parameters at all, so `/makes?colour=red` is refused too. It runs
- * after the guards, like the validation pipe, so a missing key is still a 401 first.
+ * An unknown query parameter is a 400 naming it, on every route (docs/api/query.md, typo
+ * protection). A route that reads its query through a DTO (`@Query() dto`) is held to it by the
+ * validation pipe; this interceptor covers the routes that take no parameters at all, so
+ * `/makes?colour=red` is refused too. It runs after the guards, like the validation pipe, so a
+ * missing key is still a 401 first.
  */
 @Injectable()
 export class StrictQueryInterceptor implements NestInterceptor {

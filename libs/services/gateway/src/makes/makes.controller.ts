@@ -4,7 +4,7 @@ import { ListModelsQueryDto, NameListResponse, QueryPatterns } from '@cars/contr
 import { QUERY_CLIENT, ServiceClient } from '@cars/messaging';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiServiceDown, ApiValidationError } from '../auctions/api-responses';
-import { Public } from '../auth/auth.decorators';
+import { ApiNoCredentials, Public } from '../auth/auth.decorators';
 import { answerOf } from '../auctions/service-answer';
 import { sendCacheable } from './http-cache';
 
@@ -41,6 +41,7 @@ export async function listModels(query: ServiceClient, params: ListModelsQueryDt
 
 @ApiTags('Reference')
 @Public()
+@ApiNoCredentials()
 @Controller()
 export class MakesController {
   constructor(@Inject(QUERY_CLIENT) private readonly query: ServiceClient) {}

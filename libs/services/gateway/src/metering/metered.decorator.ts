@@ -4,7 +4,7 @@ import { Reflector } from '@nestjs/core';
 export const METERED = 'cars:metered';
 
 /**
- * The route draws on the monthly allowance (SPEC.md Accounting rules: `/auctions`,
+ * The route draws on the monthly allowance (docs/api/accounts.md, "What counts": `/auctions`,
  * `/auctions/live`, bids, `/stats`). A request counts once when it passes authentication and
  * validation and is answered 2xx/3xx or 404; 400, 401, 403, 429 and 5xx do not count.
  * Responses carry X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.

@@ -128,7 +128,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
 
 /** The ledger pool connects to the database of the process's DataSource. */
 /**
- * DESIGN.md §5: a counted request that passed authentication and validation counts once —
+ * A counted request that passed authentication and validation counts once (docs/api/accounts.md) —
  * including a 404 for an unknown id. 400, 401, 403 and 429 do not, and neither do 5xx/503: the
  * caller got no data through no fault of theirs.
  */

@@ -63,7 +63,7 @@ const ApiNeedsPaidPlan = () =>
 const NOT_FOUND = 'No webhook with this id on the account (also for a malformed id).';
 const ID_PARAM = ApiParam({ name: 'id', description: 'Webhook id (`whe_` + UUID).', example: 'whe_3f0c6a0e-7f7e-4b8e-9d7a-2b1c4e5f6a7b' });
 
-/** A PATCH that only pauses is allowed without a paid plan (SPEC rule 4); anything else is an edit. */
+/** A PATCH that only pauses is allowed without a paid plan (pausing stays possible after a downgrade); anything else is an edit. */
 function isPauseOnly(body: unknown): boolean {
   return typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 1 && (body as { enabled?: unknown }).enabled === false;
 }

@@ -1,7 +1,7 @@
 import { AUCTION_FIELDS, BID_FIELDS, jsonFields, LIVE_AUCTION_FIELDS, pageJson } from './auction.projection';
 
 describe('response projection', () => {
-  it('selects every contract field in SPEC.md order, named after it', () => {
+  it('selects every contract field in the contract\'s order, named after it', () => {
     const sql = jsonFields(AUCTION_FIELDS);
     expect(sql.startsWith('a.id AS id, a.source AS source, a.url AS url,')).toBe(true);
     expect(sql.endsWith(`'unique_bidder_count', a.unique_bidder_count) AS stats`)).toBe(true);

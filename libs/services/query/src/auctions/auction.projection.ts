@@ -1,11 +1,11 @@
 import { AuctionDto, BidDto, JsonText, LiveAuctionDto, PaginationMetaDto } from '@cars/contracts';
 
 /**
- * Response items are serialized by PostgreSQL (`json_build_object`, in SPEC.md field order) from
- * an explicit projection per contract field — never a row or entity dump, so no other column can
- * leak. The `Record<keyof Dto, …>` types make the compiler check that every field of the contract
- * type, and nothing else, is projected. Pages then travel as JSON text to the gateway, which sends
- * them unchanged (see JsonText).
+ * Response items are serialized by PostgreSQL (`json_build_object`, in the contract's field order)
+ * from an explicit projection per contract field — never a row or entity dump, so no other column
+ * can leak. The `Record<keyof Dto, …>` types make the compiler check that every field of the
+ * contract type, and nothing else, is projected. Pages then travel as JSON text to the gateway,
+ * which sends them unchanged (see JsonText).
  */
 
 /** ISO 8601 UTC with milliseconds and `Z`, like `Date#toISOString`. */
@@ -89,7 +89,7 @@ export function jsonFields(fields: Readonly<Record<string, string>>): string {
     .join(', ');
 }
 
-/** SPEC.md's paginated envelope around items already serialized. */
+/** The paginated envelope `{data, meta}` around items already serialized. */
 export function pageJson<T>(items: readonly string[], meta: PaginationMetaDto): JsonText<{ data: T[]; meta: PaginationMetaDto }> {
   return `{"data":[${items.join(',')}],"meta":${JSON.stringify(meta)}}`;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { checkDestination, DestinationCheck, systemResolver } from '@cars/net-guard';
 import { WEBHOOKS_OPTIONS, WebhooksOptions } from './webhooks.options';
 
-/** SPEC webhook rule 1 at create and patch time: net-guard's rules under the configured policy. */
+/** The destination rules (public HTTPS on port 443) at create and patch time: net-guard's rules under the configured policy. */
 @Injectable()
 export class DestinationGuard implements OnModuleInit {
   private readonly logger = new Logger('Webhooks');

@@ -1,6 +1,6 @@
 import { DELIVERY_MAX_ATTEMPTS, DeliveryStatus } from '@cars/contracts';
 
-/** What the retry route may do with a delivery (SPEC "Delivery and retries" 6; issue rules). */
+/** What the retry route may do with a delivery (docs/api/webhooks.md, "Deliveries and retry"). */
 export type RetryDecision =
   | { ok: true; maxAttempts: number }
   | { ok: false; reason: string };

@@ -11,7 +11,8 @@ export const noSuchWebhook = (id: string) => rpcError(404, notFound(`No webhook 
 /**
  * The account rule a change to one endpoint passes first: `null`, none (the endpoint's row lock
  * only); otherwise the account row locked (which serializes creates, resumes and plan changes of
- * one account), and when a feature is named, its plan rule (SPEC webhook rule 4).
+ * one account), and when a feature is named, its plan rule (a verified email and an active paid
+ * plan).
  */
 export type AccountRule = { feature: string | undefined } | null;
 

@@ -6,7 +6,7 @@ import { forbidden, notFound, rpcError, RpcReply } from '@cars/contracts';
 import { accountsOverEndpointAllowance } from '@cars/webhook-store';
 import { enforceEndpointAllowance } from './endpoint-allowance';
 
-/** What each webhook change needs, by name in the 403 (SPEC webhook rule 4). */
+/** What each webhook change needs, by name in the 403: a verified email and an active paid plan (docs/api/webhooks.md). */
 export const Features = {
   Create: 'Creating webhooks',
   Edit: 'Editing webhooks',

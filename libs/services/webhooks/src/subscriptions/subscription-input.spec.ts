@@ -72,7 +72,7 @@ describe('PATCH /webhooks/{id} body', () => {
   });
 });
 
-describe('activation boundary (SPEC Emission rule 6)', () => {
+describe('activation boundary', () => {
   const base: SubscriptionInput = {
     url: 'https://example.com/hooks',
     description: 'a',

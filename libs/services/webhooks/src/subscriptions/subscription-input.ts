@@ -10,7 +10,7 @@ import {
 } from '@cars/contracts';
 
 /**
- * The bodies of POST and PATCH /webhooks, checked member by member (SPEC "Webhook management"):
+ * The bodies of POST and PATCH /webhooks, checked member by member (docs/api/webhooks.md):
  * every problem is named in `details`, as the other routes' 400s do. Pure: the destination's
  * network rules (net-guard) and the plan rules come after.
  */
@@ -177,9 +177,9 @@ function filterBehaviour(filters: WebhookFilters): string {
 }
 
 /**
- * SPEC Emission rule 6: whether an edit sets a new activation boundary — a new URL, another *set*
- * of event types, or filters that behave differently. Description edits, reordered event types
- * and recapitalized make/source keep it.
+ * Whether an edit sets a new activation boundary (after it, only events observed from then on) — a
+ * new URL, another *set* of event types, or filters that behave differently. Description edits,
+ * reordered event types and recapitalized make/source keep it.
  */
 export function changesActivation(before: SubscriptionInput, after: SubscriptionInput): boolean {
   if (before.url !== after.url) return true;

@@ -1,7 +1,7 @@
 import { WEBHOOK_ID_PREFIX, WebhookSubscription } from '@cars/contracts';
 import { SubscriptionRow } from '@cars/webhook-store';
 
-/** The public record of a row: the SPEC fields and `health` — never a secret, the account or the boundary. */
+/** The public record of a row: the contract's fields and `health` — never a secret, the account or the boundary. */
 export function toSubscription(row: SubscriptionRow): WebhookSubscription {
   return {
     id: `${WEBHOOK_ID_PREFIX}${row.id}`,

@@ -31,9 +31,9 @@ import { changesActivation, parseCreateInput, parsePatchInput, SubscriptionInput
 
 type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcResponse<(typeof WebhooksPatterns)[P]>>>;
 
-/** One test per endpoint per minute (SPEC Limits). */
+/** One test per endpoint per minute. */
 export const TEST_COOLDOWN_SECONDS = 60;
-/** How long the previous secret keeps signing after a rotation (SPEC Limits). */
+/** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_HOURS = 24;
 
 const inputOf = (row: SubscriptionRow): SubscriptionInput => ({
@@ -44,7 +44,7 @@ const inputOf = (row: SubscriptionRow): SubscriptionInput => ({
 });
 
 /**
- * Subscription management (SPEC "Webhook management"): bodies checked member by member, the
+ * Subscription management (docs/api/webhooks.md): bodies checked member by member, the
  * destination by net-guard, the account's plan and endpoint allowance in the same transaction
  * that writes, activation boundaries from the database clock.
  */
