@@ -26,7 +26,7 @@ import {
   secretReferences,
   workloads,
 } from './manifest-policies';
-import { checkDockerfile, promtoolCheckRules, seriesOfDashboard, seriesOfRules } from './monitoring-checks';
+import { checkDockerfile, promtoolCheckRules, seriesInPromQL, seriesOfDashboard, seriesOfRules } from './monitoring-checks';
 
 const ROOT = join(__dirname, '..', '..');
 const NAMESPACE = 'classic-car-auctions';
@@ -267,6 +267,8 @@ describe('production overlay: the monitoring component (k8s/monitoring)', () => 
   it('names series in the rules and the dashboard (compared with the apps’ /metrics in monitoring-series.e2e-spec.ts)', () => {
     const series = seriesOfDashboard(dashboardOf(rendered), seriesOfRules(find(rendered, 'PrometheusRule', 'classic-car-auctions')));
     expect([...series.keys()]).toEqual(expect.arrayContaining(['http_requests_total', 'webhook_oldest_pending_delivery_age_seconds', 'rpc_client_duration_seconds_bucket']));
+    const tricky = 'histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{status=~"5..", route!="unmatched"}[5m]))) / on(route) group_left max without (pod) (up offset 1h) > 1e3';
+    expect(seriesInPromQL(tricky).sort()).toEqual(['http_request_duration_seconds_bucket', 'up']);
   });
 
   it('differs from base where deployments differ: host, TLS issuer, proxies, replicas, resources', () => {
