@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { IConfigMap, IContainer, IPodSpec } from 'kubernetes-models/v1';
@@ -32,8 +32,13 @@ const ROOT = join(__dirname, '..', '..');
 const NAMESPACE = 'classic-car-auctions';
 const APPS = ['gateway', 'query', 'stats', 'webhooks', 'change-detector', 'delivery-worker'];
 const PRIVATE_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16'];
-/** The overlays a deployment applies; production includes the monitoring component. */
-const RENDERED = ['k8s/overlays/production', 'k8s/base'];
+/** Base and every overlay under k8s/overlays (production includes the monitoring component). */
+const RENDERED = [
+  ...readdirSync(join(ROOT, 'k8s/overlays'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `k8s/overlays/${entry.name}`),
+  'k8s/base',
+];
 /** The ingress controller's namespace and the scraper's (k8s/base, k8s/monitoring). */
 const CONTROLLER_NAMESPACE = 'ingress-nginx';
 const SCRAPER_NAMESPACE = 'monitoring';
@@ -262,6 +267,21 @@ describe('production overlay: the monitoring component (k8s/monitoring)', () => 
       expect([String(title), titles.some((t) => title.test(t))]).toEqual([String(title), true]);
     }
     expect(find(rendered, 'ConfigMap', 'cars-grafana-dashboard').metadata.labels?.grafana_dashboard).toBe('1');
+  });
+
+  it('queries valid PromQL in every panel of the dashboard (each checked by promtool as a recording rule)', () => {
+    const targets = dashboardOf(rendered).panels.flatMap((p) => p.targets);
+    const asRules: Manifest = {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'dashboard' },
+      spec: { groups: [{ name: 'dashboard', rules: targets.map((t, i) => ({ record: `dashboard:target_${i}`, expr: t.expr })) }] },
+    };
+    expect(targets.length).toBeGreaterThanOrEqual(12);
+    expect(promtoolCheckRules(asRules)).toEqual([]);
+    const broken = structuredClone(asRules);
+    (broken.spec as { groups: { rules: { expr: string }[] }[] }).groups[0].rules[0].expr = 'sum by (route) (rate(http_requests_total[5m])';
+    expect(promtoolCheckRules(broken).join('\n')).toMatch(/PrometheusRule\/dashboard: /);
   });
 
   it('names series in the rules and the dashboard (compared with the apps’ /metrics in monitoring-series.e2e-spec.ts)', () => {
