@@ -240,7 +240,7 @@ describe('production overlay: the monitoring component (k8s/monitoring)', () => 
       panels: { title: string; targets: { expr: string }[] }[];
     };
 
-  it('passes `promtool check rules`, with one alert per alert of docs/operations.md', () => {
+  it('passes `promtool check rules`, with one alert per alert of docs/operations.md, on the same expression', () => {
     const rule = find(rendered, 'PrometheusRule', 'classic-car-auctions');
     expect(promtoolCheckRules(rule)).toEqual([]);
     const docs = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
@@ -249,6 +249,11 @@ describe('production overlay: the monitoring component (k8s/monitoring)', () => 
     const alerts = (rule.spec as { groups: { rules: { alert?: string }[] }[] }).groups.flatMap((g) => g.rules).filter((r) => r.alert);
     expect(alerts).toHaveLength(documented.length);
     expect(documented.length).toBeGreaterThanOrEqual(10);
+    const expressions = new Set(alerts.map((a) => (a as { expr: string }).expr));
+    for (const row of documented) {
+      const expr = /`([^`]+)`/.exec(row)?.[1];
+      expect([row.split('|')[1].trim(), expr !== undefined && expressions.has(expr)]).toEqual([row.split('|')[1].trim(), true]);
+    }
   });
 
   it('scrapes every app on the port named where it serves /metrics, and loads a dashboard with the panels operators read', () => {
