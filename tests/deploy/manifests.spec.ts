@@ -274,6 +274,18 @@ describe('production overlay: the monitoring component (k8s/monitoring)', () => 
     expect(find(rendered, 'ConfigMap', 'cars-grafana-dashboard').metadata.labels?.grafana_dashboard).toBe('1');
   });
 
+  it('fails with the install hint when promtool is not on PATH', () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      expect(() => promtoolCheckRules(find(rendered, 'PrometheusRule', 'classic-car-auctions'))).toThrow(
+        /promtool could not run .*install Debian's package `prometheus`/,
+      );
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
   it('queries valid PromQL in every panel of the dashboard (each checked by promtool as a recording rule)', () => {
     const targets = dashboardOf(rendered).panels.flatMap((p) => p.targets);
     const asRules: Manifest = {

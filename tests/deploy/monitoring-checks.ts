@@ -25,7 +25,7 @@ export function promtoolCheckRules(rule: Manifest): string[] {
   try {
     const file = join(dir, `${rule.metadata.name}.rules.yaml`);
     writeFileSync(file, stringify({ groups: rulesOf(rule).groups ?? [] }));
-    const run = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8' });
+    const run = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8', env: process.env });
     if (run.error) {
       throw new Error(`promtool could not run (${run.error.message}): install Debian's package \`prometheus\` (.ci/run does when promtool is missing)`);
     }
