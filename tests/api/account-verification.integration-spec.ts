@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { Queues } from '@cars/contracts';
 import { QueryModule } from '@cars/service-query';
+import { loadAccountAreaConfig } from '@cars/service-gateway';
 import { openTestDataSource } from '@cars/testing';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
@@ -178,5 +179,25 @@ describe('account area: email verification', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(`http://127.0.0.1:${port}/console/verify?token=`);
     expect(lines[0]).not.toContain('evil.example');
+  });
+
+  // Last: Nest's loggers write to the logger of the most recently created app from here on.
+  it('in production without SMTP_URL warns once at start and never writes a link to the log', async () => {
+    expect(loadAccountAreaConfig({ NODE_ENV: 'production' }).logVerificationLinks).toBe(false);
+    expect(loadAccountAreaConfig({ NODE_ENV: 'test' }).logVerificationLinks).toBe(true);
+    const productionLog = new CapturingLogger();
+    const production = await startAccountGateway({ logger: productionLog, area: { logVerificationLinks: false } });
+    try {
+      const warnings = productionLog.lines.filter((l) => l.startsWith('warn SMTP_URL is unset'));
+      expect(warnings).toHaveLength(1);
+      const address = email();
+      const browser = new ConsoleClient(production.url, conformance);
+      expect((await browser.signUp(address)).status).toBe(201);
+      expect(productionLog.lines.filter((l) => l.includes('token='))).toEqual([]);
+      expect(productionLog.lines.filter((l) => l.startsWith('warn verification mail not sent'))).toHaveLength(1);
+      expect(productionLog.lines.filter((l) => l.startsWith('warn SMTP_URL is unset'))).toHaveLength(1);
+    } finally {
+      await production.gateway.close();
+    }
   });
 });

@@ -10,8 +10,9 @@ import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2'
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
-import type { INetworkPolicy, INetworkPolicyPeer, INetworkPolicyPort } from 'kubernetes-models/networking.k8s.io/v1';
+import type { IIngress, INetworkPolicy, INetworkPolicyPeer, INetworkPolicyPort } from 'kubernetes-models/networking.k8s.io/v1';
 import type { ILabelSelector } from '@kubernetes-models/apimachinery/apis/meta/v1/LabelSelector';
+import { customResourceValidator } from './custom-resources';
 
 /**
  * Policy checks over rendered Kubernetes objects. Each check is a pure function of the objects
@@ -87,10 +88,18 @@ const MODELS: Record<string, Validating> = Object.fromEntries(
   ].map((model) => [`${model.apiVersion}/${model.kind}`, model as unknown as Validating]),
 );
 
-/** Every object validates against the schema of its apiVersion and kind; an unknown kind is a violation. */
+/**
+ * Every object validates against the schema of its apiVersion and kind (the Prometheus Operator's
+ * kinds against custom-resources.ts); an unknown kind is a violation.
+ */
 export function checkSchemas(manifests: Manifest[]): string[] {
   const violations: string[] = [];
   for (const manifest of manifests) {
+    const custom = customResourceValidator(manifest.apiVersion, manifest.kind);
+    if (custom) {
+      violations.push(...custom(manifest).map((error) => `${nameOf(manifest)}: ${error}`));
+      continue;
+    }
     const model = MODELS[`${manifest.apiVersion}/${manifest.kind}`];
     if (!model) {
       violations.push(`${nameOf(manifest)}: no schema for ${manifest.apiVersion} ${manifest.kind}`);
@@ -477,16 +486,15 @@ export interface NetworkRules {
   publicPorts: number[];
   /** The only port of the other apps that admits traffic (health checks from monitoring). */
   healthPort: number;
-  /** The only app that reaches the internet, on these TCP ports, never these private ranges. */
-  internetApp: string;
-  internetPorts: number[];
+  /** The apps that reach the internet, each on these TCP ports only, never the private ranges. */
+  internet: Record<string, number[]>;
   privateRanges: string[];
 }
 
 /**
  * Default deny for ingress and egress over every pod; ingress from anywhere only to the public
  * app on its ports, any other ingress only to the health port; egress to the internet (a default
- * route) only from the internet app, on its TCP ports, with the private ranges excluded; no
+ * route) only from the internet apps, each on its TCP ports, with the private ranges excluded; no
  * egress rule without destinations; every policy selects some workload (a label typo would
  * otherwise leave a policy without effect).
  */
@@ -538,18 +546,20 @@ export function checkNetworkPolicies(manifests: Manifest[], rules: NetworkRules)
         if (anyPod(peers)) violations.push(`${where}: egress to every pod of the cluster`);
         const routes = peers.filter((peer) => peer.ipBlock !== undefined && DEFAULT_ROUTES.has(peer.ipBlock.cidr));
         if (routes.length === 0) continue;
-        const others = apps.filter((app) => app !== rules.internetApp);
+        const others = apps.filter((app) => !(app in rules.internet));
         if (others.length > 0) violations.push(`${where}: egress to the internet from ${others.join(', ')}`);
         const ports = rule.ports ?? [];
-        const allowed =
-          ports.length > 0 &&
-          ports.every(
-            (port) =>
-              (port.protocol ?? 'TCP') === 'TCP' && typeof port.port === 'number' && rules.internetPorts.includes(port.port) && !port.endPort,
-          );
-        if (!allowed) {
-          const label = ports.length === 0 ? 'every port' : ports.map(portLabel).join(', ');
-          violations.push(`${where}: egress to the internet on ${label} (only TCP ${rules.internetPorts.join(', ')})`);
+        for (const app of apps.filter((a) => a in rules.internet)) {
+          const allowedPorts = rules.internet[app];
+          const allowed =
+            ports.length > 0 &&
+            ports.every(
+              (port) => (port.protocol ?? 'TCP') === 'TCP' && typeof port.port === 'number' && allowedPorts.includes(port.port) && !port.endPort,
+            );
+          if (!allowed) {
+            const label = ports.length === 0 ? 'every port' : ports.map(portLabel).join(', ');
+            violations.push(`${where}: egress to the internet on ${label} (only TCP ${allowedPorts.join(', ')} from ${app})`);
+          }
         }
         for (const peer of routes.filter((route) => route.ipBlock?.cidr === '0.0.0.0/0')) {
           const missing = rules.privateRanges.filter((range) => !(peer.ipBlock?.except ?? []).includes(range));
@@ -559,16 +569,18 @@ export function checkNetworkPolicies(manifests: Manifest[], rules: NetworkRules)
     }
   }
 
-  const internet = policies.some(
-    (policy) =>
-      selectedApps(policy, all).includes(rules.internetApp) &&
-      (policy.spec?.egress ?? []).some(
-        (rule) =>
-          (rule.to ?? []).some((peer) => peer.ipBlock?.cidr === '0.0.0.0/0') &&
-          (rule.ports ?? []).some((port) => typeof port.port === 'number' && rules.internetPorts.includes(port.port)),
-      ),
-  );
-  if (!internet) violations.push(`${rules.internetApp} has no egress to 0.0.0.0/0 on ${rules.internetPorts.join(', ')}`);
+  for (const [app, allowedPorts] of Object.entries(rules.internet)) {
+    const reaches = policies.some(
+      (policy) =>
+        selectedApps(policy, all).includes(app) &&
+        (policy.spec?.egress ?? []).some(
+          (rule) =>
+            (rule.to ?? []).some((peer) => peer.ipBlock?.cidr === '0.0.0.0/0') &&
+            (rule.ports ?? []).some((port) => typeof port.port === 'number' && allowedPorts.includes(port.port)),
+        ),
+    );
+    if (!reaches) violations.push(`${app} has no egress to 0.0.0.0/0 on ${allowedPorts.join(', ')}`);
+  }
   return violations;
 }
 
@@ -669,6 +681,99 @@ export function checkServedWorkloads(manifests: Manifest[], shutdownDeadlineSeco
       (constraint) => constraint.topologyKey === 'kubernetes.io/hostname' && selects(constraint.labelSelector, labels),
     );
     if (!spread) violations.push(`${where}: no topology spread constraint over kubernetes.io/hostname selecting its pods`);
+  }
+  return violations;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The way in
+
+export interface EdgeRules {
+  /** The Service every Ingress path leads to. */
+  service: string;
+  /** Paths that must be routed from outside (an id in a path is any segment). */
+  publicPaths: string[];
+  /** Paths no Ingress may route (metrics, health). */
+  privatePaths: string[];
+}
+
+/** Whether an Ingress path (Exact or Prefix, as Kubernetes defines them) matches a request path. */
+export function ingressPathMatches(pathType: string, path: string, request: string): boolean {
+  if (pathType === 'Exact') return request === path;
+  const prefix = path.replace(/\/+$/, '');
+  return prefix === '' || request === prefix || request.startsWith(`${prefix}/`);
+}
+
+/**
+ * Every Ingress has a class, a cert-manager issuer and TLS for each of its hosts, leads only to
+ * the service, routes every public path and no private one (ImplementationSpecific paths are
+ * refused: their meaning depends on the controller); PUBLIC_BASE_URL is https:// of its host.
+ */
+export function checkIngress(manifests: Manifest[], rules: EdgeRules): string[] {
+  const violations: string[] = [];
+  const ingresses = manifests.filter((m) => m.kind === 'Ingress').map((m) => m as unknown as IIngress & Manifest);
+  if (ingresses.length === 0) violations.push('no Ingress');
+  const routed: { host: string; pathType: string; path: string }[] = [];
+  for (const ingress of ingresses) {
+    const where = nameOf(ingress);
+    const annotations = ingress.metadata.annotations ?? {};
+    if (!ingress.spec?.ingressClassName) violations.push(`${where}: no ingressClassName`);
+    if (!annotations['cert-manager.io/cluster-issuer'] && !annotations['cert-manager.io/issuer']) {
+      violations.push(`${where}: no cert-manager issuer annotation (cert-manager.io/cluster-issuer)`);
+    }
+    const tlsHosts = new Set((ingress.spec?.tls ?? []).filter((tls) => tls.secretName).flatMap((tls) => tls.hosts ?? []));
+    for (const rule of ingress.spec?.rules ?? []) {
+      if (!rule.host) violations.push(`${where}: a rule without host`);
+      else if (!tlsHosts.has(rule.host)) violations.push(`${where}: host ${rule.host} has no TLS`);
+      for (const path of rule.http?.paths ?? []) {
+        const backend = path.backend.service;
+        if (backend?.name !== rules.service) violations.push(`${where}: ${path.path} leads to ${backend?.name ?? 'no service'}`);
+        if (path.pathType !== 'Exact' && path.pathType !== 'Prefix') {
+          violations.push(`${where}: ${path.path} is ${path.pathType} (only Exact or Prefix)`);
+          continue;
+        }
+        routed.push({ host: rule.host ?? '', pathType: path.pathType, path: path.path ?? '/' });
+      }
+    }
+  }
+  const routes = (request: string) => routed.filter((r) => ingressPathMatches(r.pathType, r.path, request));
+  for (const path of rules.publicPaths) {
+    const request = path.replace(/\{[^}]+\}/g, 'x');
+    if (routes(request).length === 0) violations.push(`${request} is not routed by any Ingress`);
+  }
+  for (const path of rules.privatePaths) {
+    for (const route of routes(path)) violations.push(`${path} is routed (${route.pathType} ${route.path} at ${route.host})`);
+  }
+  const config = manifests.find((m) => m.kind === 'ConfigMap' && m.metadata.name === 'cars-config') as (IConfigMap & Manifest) | undefined;
+  const origin = config?.data?.PUBLIC_BASE_URL;
+  const hosts = [...new Set(routed.map((route) => route.host))];
+  if (!hosts.some((host) => origin === `https://${host}`)) {
+    violations.push(`PUBLIC_BASE_URL ${origin ?? '(unset)'} is not https:// of an Ingress host (${hosts.join(', ')})`);
+  }
+  return violations;
+}
+
+/**
+ * The app's ingress comes only from the pods of these namespaces (the ingress controller's, the
+ * scraper's): every policy admitting traffic to it names a namespace by `kubernetes.io/metadata.name`
+ * and nothing wider (no ipBlock, no peer-less rule, no other namespace).
+ */
+export function checkIngressSources(manifests: Manifest[], app: string, namespaces: string[]): string[] {
+  const violations: string[] = [];
+  const all = workloads(manifests);
+  for (const policy of networkPolicies(manifests)) {
+    if (!selectedApps(policy, all).includes(app) || !policyTypes(policy).includes('Ingress')) continue;
+    for (const rule of policy.spec?.ingress ?? []) {
+      const peers = rule.from ?? [];
+      if (peers.length === 0) violations.push(`${nameOf(policy)}: admits every source to ${app}`);
+      for (const peer of peers) {
+        const namespace = peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'];
+        const exact = peer.ipBlock === undefined && (peer.namespaceSelector?.matchExpressions ?? []).length === 0;
+        if (!exact || namespace === undefined || !namespaces.includes(namespace)) {
+          violations.push(`${nameOf(policy)}: admits ${JSON.stringify(peer)} to ${app} (only namespaces ${namespaces.join(', ')})`);
+        }
+      }
+    }
   }
   return violations;
 }

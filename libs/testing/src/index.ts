@@ -1,3 +1,4 @@
 export * from './test-infra';
 export * from './database';
 export * from './factories/auctions.factory';
+export * from './app-processes';

@@ -6,8 +6,10 @@ import { AccountAreaEnv, loadEnv } from '@cars/runtime';
 export interface AccountAreaConfig {
   /** Origin of links in emails and of the console's pages; unset: the address and port the connection reached (never a request header). */
   publicBaseUrl?: string;
-  /** Verification mail over SMTP; unset: the link is logged. */
+  /** Verification mail over SMTP; unset: the link is logged (unless `logVerificationLinks` is false). */
   smtpUrl?: string;
+  /** Whether a link may be logged without SMTP: not in production (NODE_ENV=production). */
+  logVerificationLinks: boolean;
   mailFrom: string;
   sessionIdleMs: number;
   sessionMaxAgeMs: number;
@@ -31,6 +33,7 @@ export function loadAccountAreaConfig(env: NodeJS.ProcessEnv = process.env, over
   return {
     publicBaseUrl: e.PUBLIC_BASE_URL,
     smtpUrl: e.SMTP_URL,
+    logVerificationLinks: env.NODE_ENV !== 'production',
     mailFrom: e.MAIL_FROM,
     sessionIdleMs: e.SESSION_IDLE_TIMEOUT_MS,
     sessionMaxAgeMs: e.SESSION_MAX_AGE_MS,

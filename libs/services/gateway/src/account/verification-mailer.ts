@@ -7,7 +7,8 @@ import { ACCOUNT_AREA_CONFIG, AccountAreaConfig } from './account-area.config';
  * Sends the email verification link: over SMTP (nodemailer) when SMTP_URL is set; otherwise it
  * writes the link to the log as one info line, which is how the quick start (`npm start`, no
  * mail server) shows it. Never both: with SMTP the link (a credential until used) stays out of the
- * logs.
+ * logs. In production (NODE_ENV=production) a link is never logged: without SMTP_URL the gateway
+ * warns once at start, and each verification mail is reported as not sent.
  */
 @Injectable()
 export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
@@ -17,6 +18,9 @@ export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
   constructor(@Inject(ACCOUNT_AREA_CONFIG) private readonly config: AccountAreaConfig) {}
 
   onModuleInit(): void {
+    if (!this.config.smtpUrl && !this.config.logVerificationLinks) {
+      this.logger.warn('SMTP_URL is unset: verification mail cannot be sent, and in production (NODE_ENV=production) the links are not logged either, so new accounts cannot verify their email address');
+    }
     if (this.config.smtpUrl) {
       this.transport = createTransport(this.config.smtpUrl);
       if (!this.config.publicBaseUrl) {
@@ -29,9 +33,16 @@ export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
     this.transport?.close();
   }
 
-  /** True when the mail was handed to the SMTP server or logged; false (logged, without the link) when SMTP failed. */
+  /**
+   * True when the mail was handed to the SMTP server or the link logged; false (logged, without
+   * the link) when SMTP failed or there is no SMTP in production.
+   */
   async sendVerification(to: string, link: string, expiresAt: Date): Promise<boolean> {
     if (!this.transport) {
+      if (!this.config.logVerificationLinks) {
+        this.logger.warn('verification mail not sent: SMTP_URL is unset (production does not log the link)');
+        return false;
+      }
       this.logger.log(`Email verification for ${to}: open ${link} (valid until ${expiresAt.toISOString()})`);
       return true;
     }
