@@ -73,7 +73,7 @@ const containerOf = (manifests: Manifest[], kind: string, name: string): IContai
 const configOf = (manifests: Manifest[]) => (find(manifests, 'ConfigMap', 'cars-config') as unknown as IConfigMap).data ?? {};
 const policyOf = (manifests: Manifest[], name: string) => find(manifests, 'NetworkPolicy', name) as unknown as INetworkPolicy;
 
-/** The network rules (docs/operations.md, NetworkPolicy assumptions): the gateway is the edge, the delivery worker the one way out. */
+/** The network rules (docs/operations.md, NetworkPolicy assumptions): the gateway is the edge; the delivery worker is the one way out to receivers, the gateway to the SMTP relay. */
 function networkRules(manifests: Manifest[]): NetworkRules {
   const config = configOf(manifests);
   return {
