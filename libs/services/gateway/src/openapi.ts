@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { SESSION_COOKIE } from './account/session-cookie';
+import { EVENT_SCHEMA_PATH } from './schemas/event-schema.controller';
 
 export const API_TITLE = 'Classic Car Auction Data API';
 export const API_VERSION = '1.0.0';
@@ -15,6 +16,8 @@ export function setUpOpenApi(app: INestApplication): void {
         'account area (the console at `/console`): email and password sign-in with a session cookie, for browsers and scripts.',
     )
     .setVersion(API_VERSION)
+    // The webhook events are not HTTP routes of this API: their catalog is a JSON Schema of its own.
+    .setExternalDoc('Webhook event catalog: the JSON Schema of every event type, with a sample of each (docs/api/events.md)', EVENT_SCHEMA_PATH)
     .addBearerAuth({
       type: 'http',
       scheme: 'bearer',
