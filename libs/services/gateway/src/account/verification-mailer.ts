@@ -3,6 +3,9 @@ import { errorMessage } from '@cars/contracts';
 import { createTransport, Transporter } from 'nodemailer';
 import { ACCOUNT_AREA_CONFIG, AccountAreaConfig } from './account-area.config';
 
+/** What became of a verification link: mailed over SMTP, written to the log (no SMTP_URL), or SMTP failed. */
+export type VerificationMail = 'sent' | 'logged' | 'failed';
+
 /**
  * Sends the email verification link: over SMTP (nodemailer) when SMTP_URL is set; otherwise it
  * writes the link to the log as one info line, which is how the quick start (`npm start`, no
@@ -29,11 +32,16 @@ export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
     this.transport?.close();
   }
 
-  /** True when the mail was handed to the SMTP server or logged; false (logged, without the link) when SMTP failed. */
-  async sendVerification(to: string, link: string, expiresAt: Date): Promise<boolean> {
+  /** How this server delivers links: `email` over SMTP, or `log` (no SMTP_URL: the quick start). */
+  get via(): 'email' | 'log' {
+    return this.config.smtpUrl ? 'email' : 'log';
+  }
+
+  /** `sent` when handed to the SMTP server, `logged` without SMTP_URL, `failed` (logged without the link) when SMTP failed. */
+  async sendVerification(to: string, link: string, expiresAt: Date): Promise<VerificationMail> {
     if (!this.transport) {
       this.logger.log(`Email verification for ${to}: open ${link} (valid until ${expiresAt.toISOString()})`);
-      return true;
+      return 'logged';
     }
     try {
       await this.transport.sendMail({
@@ -50,10 +58,10 @@ export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
           'If you did not sign up, ignore this message.',
         ].join('\n'),
       });
-      return true;
+      return 'sent';
     } catch (error) {
       this.logger.warn(`could not send the verification mail (SMTP): ${errorMessage(error).slice(0, 200)}`);
-      return false;
+      return 'failed';
     }
   }
 }
