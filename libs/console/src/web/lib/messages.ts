@@ -68,3 +68,10 @@ function sentence(text: string): string {
   const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
+
+/** Where a verification link went, in words (the server says whether it mailed it or only logged it). */
+export function verificationWhere(email: string, via: 'email' | 'log'): string {
+  return via === 'log'
+    ? `This server sends no email (no SMTP_URL): the link for ${email} is in the server's log, on the line “Email verification for ${email}: open …” (the output of npm start).`
+    : `We emailed a link to ${email}.`;
+}
