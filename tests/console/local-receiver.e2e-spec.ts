@@ -7,7 +7,7 @@ import { freePort } from '@cars/runtime';
 import { createIsolatedDatabase } from '@cars/testing';
 import { Client } from 'pg';
 import type { Browser, Page } from 'playwright-core';
-import { DESKTOP, launchChromium, watchPage } from './support/browser';
+import { DESKTOP, launchChromium, screenshots, watchPage } from './support/browser';
 import { Standalone, startStandalone } from './support/standalone';
 
 const run = promisify(execFile);
@@ -85,6 +85,7 @@ describe('local receiver in the quick start (browser)', () => {
     await fieldError.waitFor();
     expect(await fieldError.textContent()).toContain('url must use https');
     expect(await fieldError.textContent()).toContain(SWITCH);
+    await screenshots(page, '20-webhook-form-local-url-refused');
     await app.stop();
     app = undefined;
   }, 90_000);
@@ -121,6 +122,7 @@ describe('local receiver in the quick start (browser)', () => {
     expect(receiverOutput).toMatch(/verified webhook\.test evt_[0-9a-f-]{36}/);
     expect(receiverOutput).toContain('This is a test event');
     expect(receiverOutput).not.toContain('REFUSED');
+    await screenshots(page, '21-webhook-local-receiver-delivered');
 
     // The list tells http from https.
     await page.goto(`${app.base}/console/webhooks`);
@@ -128,6 +130,7 @@ describe('local receiver in the quick start (browser)', () => {
     await row.waitFor();
     expect(await row.textContent()).toContain(`http://127.0.0.1:${receiverPort}/webhooks`);
     expect(await row.locator('.badge', { hasText: 'HTTP' }).count()).toBe(1);
+    await screenshots(page, '22-webhooks-local-receiver');
     expect(problems).toEqual([]);
   }, 120_000);
 

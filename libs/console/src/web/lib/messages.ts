@@ -69,9 +69,3 @@ function sentence(text: string): string {
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
 
-/** Where a verification link went, in words (the server says whether it mailed it or only logged it). */
-export function verificationWhere(email: string, via: 'email' | 'log'): string {
-  return via === 'log'
-    ? `This server sends no email (SMTP_URL is not set): the link is in the server's log, on the line “Email verification for ${email}: open …”.`
-    : `We emailed a link to ${email}.`;
-}

@@ -4,7 +4,7 @@ import { alertBox, badge, busy, button, card, descriptionList, emailText, linkBu
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
 import { date, dateTime, isPaid, number, planInEffect, planName, PLANS, relative } from '../lib/format';
-import { humanize, verificationWhere } from '../lib/messages';
+import { humanize } from '../lib/messages';
 import { PageContext } from '../lib/router';
 import { session } from '../lib/session';
 import type { Account, Overview, PlanId } from '../lib/types';
@@ -137,6 +137,13 @@ function previousDay(iso: string): string {
   return value.toISOString();
 }
 
+/** Where a verification link went, in words: the server says whether it mailed it or only logged it. */
+function verificationWhere(email: string, via: 'email' | 'log'): HTMLElement {
+  return via === 'log'
+    ? h('span', null, "This server sends no email (SMTP_URL is not set): the link is in the server's log, on the line “Email verification for ", emailText(email), ': open …”.')
+    : h('span', null, 'We emailed a link to ', emailText(email), '.');
+}
+
 /** Shown until the address is verified: what to do, and a way to get a fresh link. */
 function verificationBanner(account: Account, reload: () => Promise<void>): HTMLElement {
   const resend = button('Resend the link', {
@@ -147,7 +154,7 @@ function verificationBanner(account: Account, reload: () => Promise<void>): HTML
         try {
           const { verification_email: sent } = await api.resendVerification();
           if (sent === 'failed') toast('The mail server refused it. Try again in a minute.', 'error', 'Email not sent');
-          else toast(verificationWhere(account.email, sent === 'logged' ? 'log' : 'email'), 'success', sent === 'logged' ? 'New link written to the server log' : 'Verification email sent');
+          else toast(verificationWhere(account.email, sent === 'logged' ? 'log' : 'email').textContent ?? '', 'success', sent === 'logged' ? 'New link written to the server log' : 'Verification email sent');
         } catch (error) {
           const human = humanize(error, 'send the email');
           toast(human.message, 'error', human.title);
@@ -161,7 +168,12 @@ function verificationBanner(account: Account, reload: () => Promise<void>): HTML
     alertBox(
       {
         title: 'Verify your email address',
-        message: `${verificationWhere(account.email, session.verificationEmailVia)} Open it to confirm the address: webhooks need a verified address. The link works once and expires after 24 hours.`,
+        message: h(
+          'span',
+          null,
+          verificationWhere(account.email, session.verificationEmailVia),
+          ' Open it to confirm the address: webhooks need a verified address. The link works once and expires after 24 hours.',
+        ),
       },
       'warning',
       h('div', { class: 'alert-actions' }, resend, done),
@@ -185,7 +197,9 @@ function gettingStarted(account: Account, plan: PlanId, progress: Progress): HTM
       { class: 'steps' },
       step(account.email_verified, 'Verify your email address', session.verificationEmailVia === 'log' ? "Needed for webhooks. Open the link printed in the server's log." : 'Needed for webhooks. Use the link in the email we sent you.', null, ''),
       step(progress.keys, 'Create an API key', 'Send it as Authorization: Bearer <key> to /auctions, /stats and the rest.', 'keys', 'Create a key'),
-      step(progress.webhooks, 'Subscribe an endpoint', 'Receive signed auction and bid events as they happen.', 'webhooks/new', 'Add an endpoint'),
+      isPaid(plan)
+        ? step(progress.webhooks, 'Subscribe an endpoint', 'Receive signed auction and bid events as they happen.', 'webhooks/new', 'Add an endpoint')
+        : step(progress.webhooks, 'Subscribe an endpoint', 'Webhooks come with paid plans (1K, 10K, 100K).', null, ''),
       step(false, 'Explore the market', isPaid(plan) ? 'A 12-month price trend for any make and model.' : 'Pricing statistics come with paid plans.', 'market', 'Open Market'),
     ),
     h('p', { class: 'muted small' }, 'Full reference: ', h('a', { href: '/docs' }, 'API documentation'), '.'),
