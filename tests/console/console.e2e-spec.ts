@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import Ajv2020 from 'ajv/dist/2020';
 import { verifyWebhook } from '@cars/signing';
 import { createIsolatedDatabase, insertAuctions } from '@cars/testing';
 import { createDataSource } from '@cars/persistence';
@@ -265,6 +266,9 @@ describe('account console (browser)', () => {
     const delivered = receiver.received.find((r) => r.body.includes('webhook.test'));
     expect(delivered).toBeDefined();
     expect(verifyWebhook(firstSecret, delivered!.body, delivered!.headers)).toMatchObject({ type: 'webhook.test' });
+    // What was delivered is what the event catalog's schema describes.
+    const validate = new Ajv2020({ strict: true }).compile((await (await fetch(`${app.base}/schemas/events.json`)).json()) as object);
+    expect({ valid: validate(JSON.parse(delivered!.body)), errors: validate.errors ?? null }).toEqual({ valid: true, errors: null });
     await screenshots(page, '12-webhook-deliveries');
 
     await row.getByRole('button', { name: /View delivery/ }).click();
