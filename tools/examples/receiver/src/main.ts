@@ -25,7 +25,14 @@ if (!secret) {
 const port = Number(flags.port ?? process.env.PORT ?? 8080);
 const host = flags.host ?? process.env.HOST ?? '127.0.0.1';
 // During a rotation's 24 h overlap, each delivery is signed with both secrets: either one verifies.
-const verifier = new Webhook(secret);
+const verifier = ((): Webhook => {
+  try {
+    return new Webhook(secret);
+  } catch {
+    console.error('That is not a signing secret: pass the whsec_… value the console (or POST /webhooks) showed, whole.');
+    return process.exit(2);
+  }
+})();
 const seen = new Set<string>();
 
 interface Event {
@@ -63,7 +70,8 @@ const server = createServer((req, res) => {
       event = verifier.verify(body, headers) as Event;
     } catch (error) {
       const reason = error instanceof WebhookVerificationError ? error.message : 'unreadable request';
-      console.log(flags.json ? JSON.stringify({ refused: reason }) : `REFUSED ${req.method} ${req.url}: ${reason} (wrong secret, or not a signed delivery)\n`);
+      const hint = /signature/i.test(reason) ? " — wrong secret? Pass the endpoint's current whsec_… secret" : '';
+      console.log(flags.json ? JSON.stringify({ refused: reason }) : `REFUSED ${req.method} ${req.url}: ${reason}${hint}\n`);
       res.writeHead(400).end();
       return;
     }
@@ -74,6 +82,10 @@ const server = createServer((req, res) => {
   });
 });
 
+server.on('error', (error: NodeJS.ErrnoException) => {
+  console.error(error.code === 'EADDRINUSE' ? `${host}:${port} is in use: pick another port with --port (and use it in the endpoint URL)` : error.message);
+  process.exit(1);
+});
 server.listen(port, host, () => {
   const url = `http://${host}:${port}/webhooks`;
   console.log(flags.json ? JSON.stringify({ listening: url }) : `Listening on ${url} — use it as the endpoint URL; events are verified with the secret you passed.\n`);
