@@ -74,8 +74,12 @@ describe('local receiver in the quick start (browser)', () => {
     const link = await waitFor(() => app!.verificationLinks(email)[0]);
     await page.goto(link);
     await page.locator('[data-state="verified"]').waitFor();
-    // An operator's paid plan, as the README's console section says.
-    const id = await accountId();
+    // A paid plan, as the README says: the account id from Settings, then the operator command.
+    expect(readme).toContain('copy the account id from Settings');
+    expect(readme).toContain('npm run admin -- accounts:set-plan --account <id> --plan 10k');
+    await page.goto(`${app.base}/console/settings`);
+    const id = ((await page.locator('.dlist-row', { hasText: 'Account id' }).locator('dd code').textContent()) ?? '').trim();
+    expect(id).toBe(await accountId());
     await run(process.execPath, [ADMIN, 'accounts:set-plan', '--account', id, '--plan', '10k'], { env: { ...process.env, DATABASE_URL: isolated.url } });
 
     await page.goto(`${app.base}/console/webhooks/new`);
