@@ -3233,6 +3233,15 @@ export interface operations {
                     "application/schema+json": Record<string, never>;
                 };
             };
+            /** @description `Validation Error`: a query parameter (the route takes none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
         };
     };
     McpController_post: {

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Controller, Get, Header, Req, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EVENT_SCHEMA } from '@cars/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorResponseDto } from '../auctions/api-responses';
 import { Public } from '../auth/auth.decorators';
 
 /** The route of the event catalog's schema (stable: docs, the console and receivers link to it). */
@@ -27,8 +28,11 @@ export class EventSchemaController {
     description:
       'The JSON Schema (draft 2020-12) of every webhook event body: one definition per event type under `$defs` with a sample in ' +
       '`examples`. No API key, not counted; cacheable (ETag).',
+    // Needs no credentials, said explicitly.
+    security: [],
   })
   @ApiOkResponse({ description: 'The schema.', content: { 'application/schema+json': { schema: { type: 'object' } } } })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: '`Validation Error`: a query parameter (the route takes none).' })
   eventSchema(@Req() request: FastifyRequest, @Res() reply: FastifyReply): void {
     void reply.header('ETag', ETAG);
     if (request.headers['if-none-match'] === ETAG) {
