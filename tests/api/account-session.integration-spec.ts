@@ -61,7 +61,7 @@ describe('account area: sessions', () => {
     const address = email();
     const res = await browser.signUp(address, PASSWORD);
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(['account', 'csrf_token']);
+    expect(Object.keys(res.body).sort()).toEqual(['account', 'csrf_token', 'verification_email', 'verification_email_via']);
     expect(res.body.account).toEqual({
       id: expect.any(String),
       email: address,
@@ -79,7 +79,7 @@ describe('account area: sessions', () => {
 
     const me = await browser.get('/account/session');
     expect(me.status).toBe(200);
-    expect(me.body).toEqual({ account: res.body.account, csrf_token: res.body.csrf_token });
+    expect(me.body).toEqual({ account: res.body.account, csrf_token: res.body.csrf_token, verification_email_via: res.body.verification_email_via });
   });
 
   it('refuses a taken email (409), a short or long password and a bad email (400 naming them)', async () => {

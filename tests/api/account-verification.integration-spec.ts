@@ -65,6 +65,8 @@ describe('account area: email verification', () => {
     const address = email();
     const res = await client().signUp(address);
     expect(res.status).toBe(201);
+    // The console says where the link went.
+    expect(res.body).toMatchObject({ verification_email: 'sent', verification_email_via: 'email' });
     const message = await mail.waitFor(address);
     expect(message.from).toBe('no-reply@cars.example.test');
     expect(message.raw).toMatch(/Subject: Verify your email address/);
@@ -131,7 +133,7 @@ describe('account area: email verification', () => {
     await tokenFor(address);
     const first = await browser.post('/account/verify-email/resend');
     expect(first.status).toBe(202);
-    expect(first.body).toBeUndefined();
+    expect(first.body).toEqual({ verification_email: 'sent' });
     const second = await browser.post('/account/verify-email/resend');
     expect(second.status).toBe(429);
     expect(second.body.error).toBe('Rate Limit Exceeded');
@@ -150,7 +152,11 @@ describe('account area: email verification', () => {
   it('without SMTP_URL writes the link to the log as one info line, with the request’s origin', async () => {
     const address = email();
     const browser = new ConsoleClient(logged.url, conformance);
-    expect((await browser.signUp(address)).status).toBe(201);
+    const signedUp = await browser.signUp(address);
+    expect(signedUp.status).toBe(201);
+    // Only logged, and the console is told so (it must not claim an email was sent).
+    expect(signedUp.body).toMatchObject({ verification_email: 'logged', verification_email_via: 'log' });
+    expect((await browser.get('/account/session')).body.verification_email_via).toBe('log');
     const lines = log.lines.filter((l) => l.includes(address) && l.includes('/console/verify?token='));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^info Email verification for /);

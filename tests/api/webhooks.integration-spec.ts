@@ -254,6 +254,12 @@ describe('webhook management through the gateway', () => {
         }
       }
       expect(accepted).toEqual([]);
+      // A local receiver's URL: the refusal names the switch that allows it, the default stays strict.
+      const local = await api.post(account.apiKey, '/webhooks', { url: 'http://127.0.0.1:8080/webhooks', event_types: ['bid.created'] });
+      expect(local.status).toBe(400);
+      expect(local.body.details.url[0]).toMatch(/^url must use https\. .*WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true/);
+      const credentials = await api.post(account.apiKey, '/webhooks', { url: 'https://u:p@example.com/', event_types: ['bid.created'] });
+      expect(credentials.body.details.url[0]).not.toContain('WEBHOOK_ALLOW_PRIVATE_DESTINATIONS');
       expect((await api.get(account.apiKey, `/webhooks/${data.id}`)).body.data.url).toBe(HOOK);
       for (const destination of PUBLIC_DESTINATIONS) {
         const created = await api.post(account.apiKey, '/webhooks', { url: destination.url, event_types: ['bid.created'] });

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import Ajv2020 from 'ajv/dist/2020';
 import { verifyWebhook } from '@cars/signing';
 import { createIsolatedDatabase, insertAuctions } from '@cars/testing';
 import { createDataSource } from '@cars/persistence';
@@ -28,6 +29,8 @@ function marketSeed(): Parameters<typeof insertAuctions>[1] {
       rows.push({ price, auction_end_date: date, auction_end_at: `${date}T18:00:00Z`, year: 1966 + (n % 6) });
     }
   }
+  // A sale under $10,000: the range tile must still use one money format for both ends.
+  rows.push({ price: 9_900, auction_end_date: rows[0]!.auction_end_date, auction_end_at: `${rows[0]!.auction_end_date}T18:00:00Z`, year: 1970 });
   rows.push({ auction_status: 'reserve not met', source_status: 'reserve not met', price: 80_000, auction_end_date: rows[0]!.auction_end_date });
   rows.push({ auction_status: 'reserve not met', source_status: 'reserve not met', price: 85_000, auction_end_date: rows[1]!.auction_end_date });
   return rows;
@@ -124,6 +127,15 @@ describe('account console (browser)', () => {
     await page.locator('.meter').waitFor();
     expect(await text('.plan-name')).toBe('Free plan');
     await nextLink(0);
+    // No email server: the console says the link is in the log, not that it was sent, and no toast hides the first steps.
+    expect(await text('[data-testid="verify-banner"]')).toContain("in the server's log");
+    expect(await page.locator('.toast').count()).toBe(0);
+    // Emails (banner, plan card) wrap before the @ only, never inside a part.
+    await page.setViewportSize({ width: 390, height: 844 });
+    const parts = await page.locator('.email-part').evaluateAll((nodes) => nodes.map((n) => (n as unknown as { getClientRects(): { length: number } }).getClientRects().length));
+    expect(parts.length).toBeGreaterThanOrEqual(2); // banner and plan card: local part and @domain each
+    expect(parts.filter((lines) => lines !== 1)).toEqual([]);
+    await page.setViewportSize(DESKTOP);
     await screenshots(page, '02-overview-unverified');
   }, 60_000);
 
@@ -132,7 +144,13 @@ describe('account console (browser)', () => {
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
     await page.locator('.empty').waitFor();
     await screenshots(page, '03-webhooks-free-plan');
-    await page.getByRole('link', { name: 'Add endpoint' }).click();
+    // "Add endpoint" is a disabled button that points at the plan notice.
+    const add = page.getByRole('button', { name: 'Add endpoint' });
+    expect(await add.isDisabled()).toBe(true);
+    expect(await add.getAttribute('aria-describedby')).toBe('webhooks-plan-notice');
+    expect(await text('#webhooks-plan-notice')).toContain('Webhooks come with paid plans');
+    // The server refuses too, in words (the form reached by its address).
+    await page.goto(at('/webhooks/new'));
     await page.getByLabel('Endpoint URL').fill(receiver.url('/free'));
     await page.getByRole('button', { name: 'Create endpoint' }).click();
     const banner = page.locator('.form-banner .alert');
@@ -159,7 +177,7 @@ describe('account console (browser)', () => {
 
     await page.goto(at(''));
     await page.getByRole('button', { name: 'Resend the link' }).click();
-    await page.locator('.toast', { hasText: 'Verification email sent' }).waitFor();
+    await page.locator('.toast', { hasText: 'New link written to the server log' }).waitFor();
     const fresh = await nextLink(1);
     expect(fresh).not.toBe(first);
     await page.goto(fresh);
@@ -214,6 +232,19 @@ describe('account console (browser)', () => {
     await page.getByLabel('bid.created').check();
     await page.getByLabel('Make').selectOption('Porsche');
     await page.getByLabel('Auction platform').selectOption('bringatrailer');
+    // Every event's checkbox is the same size, and each type shows its sample payload.
+    const boxes = await page.locator('.check-card input').evaluateAll((nodes) =>
+      nodes.map((n) => {
+        const r = (n as unknown as { getBoundingClientRect(): { width: number; height: number } }).getBoundingClientRect();
+        return `${r.width}x${r.height}`;
+      }),
+    );
+    expect(new Set(boxes).size).toBe(1);
+    for (const type of ['auction.created', 'auction.updated', 'auction.ended', 'bid.created']) {
+      expect(await page.locator(`details[data-sample="${type}"] pre`).textContent()).toContain(`"type": "${type}"`);
+    }
+    await page.locator('details[data-sample="auction.ended"] summary').click();
+    expect(await page.locator('details[data-sample="auction.ended"] pre').textContent()).toContain('"id": "48213"');
     await screenshots(page, '10-webhook-form');
     await page.getByRole('button', { name: 'Create endpoint' }).click();
     const dialog = page.getByRole('dialog', { name: /signing secret/ });
@@ -235,6 +266,9 @@ describe('account console (browser)', () => {
     const delivered = receiver.received.find((r) => r.body.includes('webhook.test'));
     expect(delivered).toBeDefined();
     expect(verifyWebhook(firstSecret, delivered!.body, delivered!.headers)).toMatchObject({ type: 'webhook.test' });
+    // What was delivered is what the event catalog's schema describes.
+    const validate = new Ajv2020({ strict: true }).compile((await (await fetch(`${app.base}/schemas/events.json`)).json()) as object);
+    expect({ valid: validate(JSON.parse(delivered!.body)), errors: validate.errors ?? null }).toEqual({ valid: true, errors: null });
     await screenshots(page, '12-webhook-deliveries');
 
     await row.getByRole('button', { name: /View delivery/ }).click();
@@ -308,6 +342,13 @@ describe('account console (browser)', () => {
     expect(Number(await chart.getAttribute('data-points'))).toBeGreaterThan(0);
     expect(Number(await chart.getAttribute('data-points'))).toBe(12);
     expect(await text('.stat:has-text("Sales") .stat-value')).toBe(String(marketSeed().length - 2));
+    // One money format for both ends of the range.
+    expect(await text('.stat:has-text("Range") .stat-value')).toMatch(/^\$\d+(\.\d)?K – \$\d+(\.\d)?K$/);
+    // Without hovering, the legend shows the latest month's figures, not dashes.
+    const legend = await chart.locator('.u-legend').textContent();
+    expect(legend).toMatch(/Average price:?\s*\$[\d,]+/);
+    expect(legend).toMatch(/Sales:?\s*\d+/);
+    expect(legend).not.toContain('—');
     await screenshots(page, '15-market');
     expect(await usedUnits()).toBe(usedBefore + 1);
   }, 60_000);

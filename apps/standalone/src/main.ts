@@ -142,11 +142,29 @@ async function main(startup: Startup): Promise<void> {
     `  curl '${baseUrl}/models?make=Porsche'`,
     `  open ${baseUrl}/docs`,
     `  open ${baseUrl}/console   (account console: sign up; ${loadEnv(AccountAreaEnv).SMTP_URL ? 'verification mail goes out over SMTP_URL' : 'the email verification link is printed here'})`,
+    ...webhookReceiverLines(webhooks.WEBHOOK_ALLOW_PRIVATE_DESTINATIONS === 'true'),
     ...data.messages,
     '',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   await data.background;
+}
+
+/** Where webhooks may go, and the switch that allows a local receiver: the first thing a receiver's author tries. */
+function webhookReceiverLines(allowPrivate: boolean): string[] {
+  if (allowPrivate) {
+    return [
+      '',
+      '  !! WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true: webhook endpoints may be http://, localhost and private addresses.',
+      '  !! For local receivers in development only; never in production. A receiver that verifies and prints each event:',
+      '       WEBHOOK_SECRET=whsec_... PORT=8080 npm run example:receiver   (endpoint URL http://127.0.0.1:8080/webhooks)',
+    ];
+  }
+  return [
+    '',
+    '  webhooks: endpoints must be public https:// URLs. For a local receiver (http://127.0.0.1:8080/…), restart with',
+    '       WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true npm start',
+  ];
 }
 
 const startup = new Startup();

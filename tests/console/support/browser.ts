@@ -6,7 +6,7 @@ import { Browser, chromium, Page } from 'playwright-core';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export const DESKTOP = { width: 1280, height: 800 };
-export const PHONE = { width: 360, height: 740 };
+export const PHONE = { width: 390, height: 844 };
 
 /** Git-ignored; the README points here. */
 export const SCREENSHOTS = join(__dirname, '..', '..', '..', 'artifacts', 'screenshots');

@@ -16,7 +16,7 @@ export interface Standalone {
  * The quick start (`npm start`) as a process of its own over the spec's database: gateway, services
  * and delivery worker in one, messages in-process, the verification link in the log.
  */
-export async function startStandalone(databaseUrl: string): Promise<Standalone> {
+export async function startStandalone(databaseUrl: string, options: { allowPrivateDestinations?: boolean } = {}): Promise<Standalone> {
   const port = await freePort();
   const { RABBITMQ_URL: _broker, REDIS_URL: _redis, SMTP_URL: _smtp, ...env } = process.env;
   const child: ChildProcess = spawn(process.execPath, [STANDALONE], {
@@ -26,7 +26,8 @@ export async function startStandalone(databaseUrl: string): Promise<Standalone> 
       PORT: String(port),
       HOST: '127.0.0.1',
       LOAD_DEMO_DATA: 'false',
-      WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: 'true',
+      // As the README's quick start for local receivers says: `WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true npm start`.
+      WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: options.allowPrivateDestinations === false ? 'false' : 'true',
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 // tool), not loadable in jest — specs run the compiled tool instead.
 import openapiTS, { astToString } from 'openapi-typescript';
 import { EVENT_CONTRACT, GENERATED_DIR, GeneratedFile, header, renderEventTypes, workspaceRoot } from './client-files';
+import { EVENT_SAMPLES } from '@cars/contracts';
+import { EVENT_CATALOG, EVENT_SCHEMA_FILE, renderEventCatalog, renderEventSchema, renderEventSchemaFile } from './event-schema';
 import type { OpenApiDocument } from './openapi-document';
 
 /** Every generated file of the client, rendered from the document and the event contract. */
@@ -11,6 +13,16 @@ export async function renderClientFiles(document: OpenApiDocument, root: string 
   return [
     { path: `${GENERATED_DIR}/openapi.ts`, content: await renderOpenApiTypes(document) },
     { path: `${GENERATED_DIR}/events.ts`, content: renderEventTypes(readFileSync(join(root, EVENT_CONTRACT), 'utf8')) },
+    ...renderEventCatalogFiles(root),
+  ];
+}
+
+/** The events' JSON Schema (served by the gateway) and the catalog's generated part, from the contract and its samples. */
+export function renderEventCatalogFiles(root: string = workspaceRoot()): GeneratedFile[] {
+  const schema = renderEventSchema(readFileSync(join(root, EVENT_CONTRACT), 'utf8'), EVENT_SAMPLES);
+  return [
+    { path: EVENT_SCHEMA_FILE, content: renderEventSchemaFile(schema, header(EVENT_CONTRACT).trimEnd()) },
+    { path: EVENT_CATALOG, content: renderEventCatalog(readFileSync(join(root, EVENT_CATALOG), 'utf8'), schema) },
   ];
 }
 

@@ -345,6 +345,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/schemas/events.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The webhook event catalog as JSON Schema
+         * @description The JSON Schema (draft 2020-12) of every webhook event body: one definition per event type under `$defs` with a sample in `examples`. No API key, not counted; cacheable (ETag).
+         */
+        get: operations["EventSchemaController_eventSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1622,10 +1642,20 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
-        AccountSessionResponseDto: {
+        SignUpResponseDto: {
             account: components["schemas"]["AccountDto"];
             /** @description Send it as `X-CSRF-Token` with every state-changing `/account` request of this session. */
             csrf_token: string;
+            /**
+             * @description How this server delivers email verification links: `email` over SMTP; `log` when no mail server is configured (the quick start without SMTP_URL): the link is written to the server's log as `Email verification for <email>: open <link>`.
+             * @enum {string}
+             */
+            verification_email_via: "email" | "log";
+            /**
+             * @description What became of the verification link: `sent` by email; `logged` — written to the server's log (no SMTP_URL); `failed` — the mail server refused it: ask for a new link later.
+             * @enum {string}
+             */
+            verification_email: "sent" | "logged" | "failed";
         };
         SignInBodyDto: {
             /** @example you@example.com */
@@ -1633,12 +1663,29 @@ export interface components {
             /** Format: password */
             password: string;
         };
+        AccountSessionResponseDto: {
+            account: components["schemas"]["AccountDto"];
+            /** @description Send it as `X-CSRF-Token` with every state-changing `/account` request of this session. */
+            csrf_token: string;
+            /**
+             * @description How this server delivers email verification links: `email` over SMTP; `log` when no mail server is configured (the quick start without SMTP_URL): the link is written to the server's log as `Email verification for <email>: open <link>`.
+             * @enum {string}
+             */
+            verification_email_via: "email" | "log";
+        };
         VerifyEmailBodyDto: {
             /** @description The `token` of the verification link. */
             token: string;
         };
         AccountResponseDto: {
             account: components["schemas"]["AccountDto"];
+        };
+        VerificationMailResponseDto: {
+            /**
+             * @description What became of the verification link: `sent` by email; `logged` — written to the server's log (no SMTP_URL); `failed` — the mail server refused it: ask for a new link later.
+             * @enum {string}
+             */
+            verification_email: "sent" | "logged" | "failed";
         };
         ChangePasswordBodyDto: {
             /** Format: password */
@@ -3195,6 +3242,35 @@ export interface operations {
             };
         };
     };
+    EventSchemaController_eventSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/schema+json": Record<string, never>;
+                };
+            };
+            /** @description `Validation Error`: a bad or unknown parameter; `details` maps each parameter to its messages. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
     McpController_post: {
         parameters: {
             query?: never;
@@ -3278,7 +3354,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AccountSessionResponseDto"];
+                    "application/json": components["schemas"]["SignUpResponseDto"];
                 };
             };
             /** @description `Validation Error`: a bad or unknown member; `details` names each. */
@@ -3549,12 +3625,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The mail is on its way (or, without SMTP, the link is in the log). */
+            /** @description A new link: mailed, or (without SMTP_URL) written to the server log. */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["VerificationMailResponseDto"];
+                };
             };
             /** @description `Unauthorized`: no live console session (sign in). */
             401: {

@@ -7,6 +7,9 @@ import { randomUUID } from 'node:crypto';
  */
 export const EVENT_API_VERSION = '2026-10-17' as const;
 
+/** A JSON number that is always a whole number (`integer` in the event catalog's JSON Schema). */
+export type Integer = number;
+
 export const EventTypes = {
   AuctionCreated: 'auction.created',
   AuctionUpdated: 'auction.updated',
@@ -37,19 +40,27 @@ export const AUCTION_ENDING_STATUSES = ['sold', 'reserve not met', 'result unava
  * `auction_end_date` is the end date (YYYY-MM-DD). Prices are integers. Any field may be null.
  */
 export interface EventAuction {
+  /** The auction's REST id, as a string (the `id` of `GET /auctions`, the `{auction_id}` of its bids route). */
   id: string | null;
+  /** The auction platform (`bringatrailer`, `carsandbids`, …). */
   source: string | null;
+  /** The listing's page on the platform. */
   url: string | null;
   title: string | null;
+  /** The source status (`active`, `sold`, `reserve not met`, …); unknown values pass through. */
   status: string | null;
-  price: number | null;
+  /** Current bid or final price, whole units of `currency`. */
+  price: Integer | null;
   currency: string | null;
-  year: number | null;
+  year: Integer | null;
+  /** As the source listed it (the canonical make used for filtering may differ in spelling). */
   make: string | null;
   model: string | null;
+  /** The source's wall-clock end time, `YYYY-MM-DDTHH:MM:SS` without an offset: not UTC. */
   auction_end_at: string | null;
+  /** The end date, `YYYY-MM-DD`. */
   auction_end_date: string | null;
-  bid_count: number | null;
+  bid_count: Integer | null;
   sale_type: string | null;
   price_type: string | null;
 }
@@ -89,10 +100,14 @@ export interface AuctionEventData {
  * (integer), currency, and the source's wall-clock bid time without offset. No bidder identity.
  */
 export interface EventBid {
+  /** The bid's id, as a string. */
   id: string;
+  /** The REST id of the auction the bid belongs to, as a string. */
   auction_id: string;
-  amount: number | null;
+  /** Whole units of `currency`. */
+  amount: Integer | null;
   currency: string | null;
+  /** The source's wall-clock bid time without an offset: not UTC. */
   bid_at: string | null;
 }
 
@@ -103,6 +118,7 @@ export interface BidEventData {
 export const WEBHOOK_TEST_MESSAGE = 'This is a test event from the Classic Car Auction Data Service.';
 
 export interface WebhookTestEventData {
+  /** Always the text of `WEBHOOK_TEST_MESSAGE`. */
   message: string;
 }
 

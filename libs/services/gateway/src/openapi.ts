@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { AccountAreaEnv, loadEnv } from '@cars/runtime';
 import { SESSION_COOKIE } from './account/session-cookie';
+import { EVENT_SCHEMA_PATH } from './schemas/event-schema.controller';
 
 export const API_TITLE = 'Classic Car Auction Data API';
 export const API_VERSION = '1.0.0';
@@ -25,6 +26,8 @@ export function setUpOpenApi(app: INestApplication): void {
     )
     .setVersion(API_VERSION)
     .addServer(openApiServerUrl())
+    // The webhook events are not HTTP routes of this API: their catalog is a JSON Schema of its own.
+    .setExternalDoc('Webhook event catalog: the JSON Schema of every event type, with a sample of each (docs/api/events.md)', EVENT_SCHEMA_PATH)
     .addBearerAuth({
       type: 'http',
       scheme: 'bearer',

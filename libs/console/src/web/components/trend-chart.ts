@@ -26,6 +26,9 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
   const volume = trend.map((p) => p.volume);
   const median = trend.map(() => (stats.total_sales > 0 ? stats.median_price : null));
   const points = average.filter((v) => v !== null).length;
+  // Without a cursor on the chart the legend shows the latest month with sales, not dashes.
+  const latest = average.reduce<number>((last, value, index) => (value === null ? last : index), Math.max(0, trend.length - 1));
+  const at = (index: number | null | undefined) => (index === null || index === undefined ? latest : index);
 
   const plot = h('div', { class: 'chart-canvas' });
   const summary = h(
@@ -57,7 +60,7 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
       legend: { live: true },
       scales: { x: { time: false, range: [-0.6, Math.max(0, trend.length - 1) + 0.6] }, usd: { auto: true, range: (_u, _min, max) => [0, niceMax(max)] }, vol: { range: (_u, _min, max) => [0, Math.max(4, max * 1.25)] } },
       series: [
-        { label: 'Month', value: (_u, value) => (value === null || value === undefined ? '—' : monthLabel(trend[Math.round(value)]?.date ?? '', 'long')) },
+        { label: 'Month', value: (_u, _value, _series, index) => monthLabel(trend[at(index)]?.date ?? '', 'long') },
         {
           label: 'Average price',
           scale: 'usd',
@@ -65,7 +68,7 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
           width: 2.5,
           points: { show: true, size: 7, fill: '#fff', stroke: COLORS.average },
           spanGaps: true,
-          value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
+          value: (_u, _value, _series, index) => orDash(average[at(index)], usd),
         },
         {
           label: 'Median (all sales)',
@@ -74,7 +77,7 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
           width: 1.5,
           dash: [6, 5],
           points: { show: false },
-          value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
+          value: (_u, _value, _series, index) => orDash(median[at(index)], usd),
         },
         {
           label: 'Sales',
@@ -84,7 +87,7 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
           width: 1,
           paths: uPlot.paths.bars?.({ size: [0.55, 48], align: 0 }),
           points: { show: false },
-          value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
+          value: (_u, _value, _series, index) => orDash(volume[at(index)], number),
         },
       ],
       axes: [
@@ -139,6 +142,10 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
     chart?.destroy();
   });
   return element;
+}
+
+function orDash(value: number | null | undefined, format: (value: number) => string): string {
+  return value === null || value === undefined ? '—' : format(value);
 }
 
 function niceMax(max: number): number {

@@ -172,3 +172,27 @@ export function table<T>(columns: Column<T>[], rows: T[], options: { caption?: s
 export function code(text: string): HTMLElement {
   return h('code', { class: 'mono' }, text);
 }
+
+/**
+ * An email address that wraps only before its `@`, never inside a part; a part too long for its
+ * column ends in an ellipsis (the whole address is the title).
+ */
+export function emailText(email: string, className?: string): HTMLElement {
+  const at = email.lastIndexOf('@');
+  const parts = at > 0 ? [email.slice(0, at), email.slice(at)] : [email];
+  return h('span', { class: ['email', className], title: email }, parts.map((part) => h('span', { class: 'email-part' }, part)));
+}
+
+/**
+ * A URL shown whole, scheme included (http and https must be told apart), that wraps only before
+ * a `/`, `?` or `&`, never inside a word; plain `http:` carries a warning badge.
+ */
+export function urlText(url: string): HTMLElement {
+  const pieces = url.split(/(?=[/?&])(?<!\/)(?<!:)/);
+  return h(
+    'span',
+    { class: 'url-text' },
+    url.startsWith('http:') ? badge('HTTP', 'amber', { title: 'Not encrypted: allowed only for local receivers (WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true)' }) : null,
+    h('span', { class: 'url-pieces' }, pieces.map((piece, index) => [index > 0 ? h('wbr') : null, piece])),
+  );
+}

@@ -6,6 +6,8 @@ import type {
   ErrorBody,
   Overview,
   SessionBody,
+  SignUpBody,
+  VerificationMail,
   Stats,
   Webhook,
   WebhookInput,
@@ -92,12 +94,12 @@ const enc = encodeURIComponent;
 
 export const api = {
   // Session
-  signUp: (email: string, password: string) => call<SessionBody>('POST', '/account/signup', { email, password }, { anonymous: true }),
+  signUp: (email: string, password: string) => call<SignUpBody>('POST', '/account/signup', { email, password }, { anonymous: true }),
   signIn: (email: string, password: string) => call<SessionBody>('POST', '/account/signin', { email, password }, { anonymous: true }),
   signOut: () => call<void>('POST', '/account/signout', undefined, { anonymous: true }),
   session: () => call<SessionBody>('GET', '/account/session', undefined, { anonymous: true }),
   verifyEmail: (token: string) => call<{ account: Account }>('POST', '/account/verify-email', { token }, { anonymous: true }),
-  resendVerification: () => call<void>('POST', '/account/verify-email/resend'),
+  resendVerification: () => call<VerificationMail>('POST', '/account/verify-email/resend'),
   changePassword: (currentPassword: string, newPassword: string) =>
     call<void>('POST', '/account/password', { current_password: currentPassword, new_password: newPassword }),
 

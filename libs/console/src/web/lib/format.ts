@@ -36,6 +36,14 @@ export function usd(value: number, options: { compact?: boolean } = {}): string 
   }).format(value);
 }
 
+/** "$9.9K – $527.5K": both ends in one format, compact when the larger end needs it. */
+export function usdRange(low: number, high: number): string {
+  const compact = Math.max(Math.abs(low), Math.abs(high)) >= 10_000;
+  const format = (value: number) =>
+    new Intl.NumberFormat(LOCALE, { style: 'currency', currency: 'USD', notation: compact ? 'compact' : 'standard', maximumFractionDigits: compact ? 1 : 0 }).format(value);
+  return `${format(low)} – ${format(high)}`;
+}
+
 export function percent(ratio: number): string {
   return new Intl.NumberFormat(LOCALE, { style: 'percent', maximumFractionDigits: 1 }).format(ratio);
 }

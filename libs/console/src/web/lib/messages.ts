@@ -68,3 +68,4 @@ function sentence(text: string): string {
   const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(capital) ? capital : `${capital}.`;
 }
+

@@ -4,6 +4,7 @@ import type { Account, SessionBody } from './types';
 type Listener = (account: Account | null) => void;
 
 let current: Account | null = null;
+let emailVia: SessionBody['verification_email_via'] = 'email';
 let loaded = false;
 const listeners = new Set<Listener>();
 
@@ -11,6 +12,11 @@ const listeners = new Set<Listener>();
 export const session = {
   get account(): Account | null {
     return current;
+  },
+
+  /** How the server delivers verification links: `email`, or `log` (no mail server: the link is in its log). */
+  get verificationEmailVia(): SessionBody['verification_email_via'] {
+    return emailVia;
   },
 
   /** Asks the server once per page load whether the cookie is a live session. */
@@ -29,6 +35,7 @@ export const session = {
   set(body: SessionBody): void {
     loaded = true;
     setCsrfToken(body.csrf_token);
+    emailVia = body.verification_email_via;
     this.update(body.account);
   },
 

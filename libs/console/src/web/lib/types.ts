@@ -11,6 +11,8 @@ type Schemas = components['schemas'];
 export type Account = Schemas['AccountDto'];
 export type PlanId = Account['plan'];
 export type SessionBody = Schemas['AccountSessionResponseDto'];
+export type SignUpBody = Schemas['SignUpResponseDto'];
+export type VerificationMail = Schemas['VerificationMailResponseDto'];
 
 export type Usage = Schemas['UsageSummaryDto'];
 export type PlanSummary = Schemas['PlanSummaryDto'];

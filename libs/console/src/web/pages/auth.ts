@@ -83,9 +83,11 @@ export function signUpPage(): Node {
     }
     void busy(submit, async () => {
       try {
-        session.set(await api.signUp(address, password.control.value));
+        const created = await api.signUp(address, password.control.value);
+        session.set(created);
         navigate(href(''), { replace: true });
-        toast(`We sent a verification link to ${address}.`, 'success', 'Account created');
+        // The overview's banner says where the link went; a toast over the first steps would only hide them.
+        if (created.verification_email === 'failed') toast('The verification email could not be sent. Use “Resend the link” in a moment.', 'error', 'Email not sent');
       } catch (error) {
         if (error instanceof ApiError && error.status === 409) {
           errors.clear();

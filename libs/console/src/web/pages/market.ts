@@ -4,7 +4,7 @@ import { trendChart } from '../components/trend-chart';
 import { alertBox, busy, button, card, emptyState, pageHeader } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
-import { isPaid, planInEffect, monthLabel, number, percent, planName, usd } from '../lib/format';
+import { isPaid, planInEffect, monthLabel, number, percent, planName, usd, usdRange } from '../lib/format';
 import { PageContext } from '../lib/router';
 import { session } from '../lib/session';
 import type { Stats } from '../lib/types';
@@ -124,7 +124,7 @@ function renderStats(stats: Stats, scope: string, signal: AbortSignal): Node {
       tile('Sales', number(stats.total_sales), 'all time, priced'),
       tile('Median price', usd(stats.median_price)),
       tile('Average price', usd(stats.average_price)),
-      tile('Range', `${usd(stats.lowest_price, { compact: true })} – ${usd(stats.highest_price, { compact: true })}`),
+      tile('Range', usdRange(stats.lowest_price, stats.highest_price)),
       tile('Sell-through', percent(stats.sell_through_rate), 'sold ÷ completed'),
     ),
     card({ title: `${scope}: 12-month trend`, description: `${range} · monthly average sale price, median of all sales, and number of sales (USD)`, class: 'chart-card' }, trendChart(stats, signal)),

@@ -1,6 +1,6 @@
 import { icon } from '../components/icons';
 import { toast } from '../components/toast';
-import { alertBox, badge, busy, button, card, descriptionList, linkButton, pageHeader, skeleton } from '../components/ui';
+import { alertBox, badge, busy, button, card, descriptionList, emailText, linkButton, pageHeader, skeleton } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
 import { date, dateTime, isPaid, number, planInEffect, planName, PLANS, relative } from '../lib/format';
@@ -112,7 +112,7 @@ function render(overview: Overview, progress: Progress, reload: () => Promise<vo
       ['Plan ends', expires ? dateTime(expires) : isPaid(plan) ? 'No end date' : '—'],
       ['Webhook endpoints', endpoints(overview, plan)],
       ['Burst limit', '10 requests/s, bursts of 20'],
-      ['Email', h('span', { class: 'cell-stack' }, h('span', { class: 'strong' }, account.email), account.email_verified ? badge('Verified', 'green', { dot: true }) : badge('Not verified', 'amber', { dot: true }))],
+      ['Email', h('span', { class: 'cell-stack' }, emailText(account.email, 'strong'), account.email_verified ? badge('Verified', 'green', { dot: true }) : badge('Not verified', 'amber', { dot: true }))],
     ]),
     plan === 'free'
       ? h('p', { class: 'muted small' }, 'Need pricing statistics or webhooks? Ask us to move you to the 1K, 10K or 100K plan.')
@@ -137,6 +137,13 @@ function previousDay(iso: string): string {
   return value.toISOString();
 }
 
+/** Where a verification link went, in words: the server says whether it mailed it or only logged it. */
+function verificationWhere(email: string, via: 'email' | 'log'): HTMLElement {
+  return via === 'log'
+    ? h('span', null, "This server sends no email (SMTP_URL is not set): the link is in the server's log, on the line “Email verification for ", emailText(email), ': open …”.')
+    : h('span', null, 'We emailed a link to ', emailText(email), '.');
+}
+
 /** Shown until the address is verified: what to do, and a way to get a fresh link. */
 function verificationBanner(account: Account, reload: () => Promise<void>): HTMLElement {
   const resend = button('Resend the link', {
@@ -145,8 +152,9 @@ function verificationBanner(account: Account, reload: () => Promise<void>): HTML
     onclick: () =>
       void busy(resend, async () => {
         try {
-          await api.resendVerification();
-          toast(`A new link is on its way to ${account.email}.`, 'success', 'Verification email sent');
+          const { verification_email: sent } = await api.resendVerification();
+          if (sent === 'failed') toast('The mail server refused it. Try again in a minute.', 'error', 'Email not sent');
+          else toast(verificationWhere(account.email, sent === 'logged' ? 'log' : 'email').textContent ?? '', 'success', sent === 'logged' ? 'New link written to the server log' : 'Verification email sent');
         } catch (error) {
           const human = humanize(error, 'send the email');
           toast(human.message, 'error', human.title);
@@ -160,7 +168,12 @@ function verificationBanner(account: Account, reload: () => Promise<void>): HTML
     alertBox(
       {
         title: 'Verify your email address',
-        message: `We sent a link to ${account.email}. Open it to confirm the address: webhooks need a verified address. The link works once and expires after 24 hours.`,
+        message: h(
+          'span',
+          null,
+          verificationWhere(account.email, session.verificationEmailVia),
+          ' Open it to confirm the address: webhooks need a verified address. The link works once and expires after 24 hours.',
+        ),
       },
       'warning',
       h('div', { class: 'alert-actions' }, resend, done),
@@ -182,9 +195,11 @@ function gettingStarted(account: Account, plan: PlanId, progress: Progress): HTM
     h(
       'ol',
       { class: 'steps' },
-      step(account.email_verified, 'Verify your email address', 'Needed for webhooks. Use the link in the email we sent you.', null, ''),
+      step(account.email_verified, 'Verify your email address', session.verificationEmailVia === 'log' ? "Needed for webhooks. Open the link printed in the server's log." : 'Needed for webhooks. Use the link in the email we sent you.', null, ''),
       step(progress.keys, 'Create an API key', 'Send it as Authorization: Bearer <key> to /auctions, /stats and the rest.', 'keys', 'Create a key'),
-      step(progress.webhooks, 'Subscribe an endpoint', 'Receive signed auction and bid events as they happen.', 'webhooks/new', 'Add an endpoint'),
+      isPaid(plan)
+        ? step(progress.webhooks, 'Subscribe an endpoint', 'Receive signed auction and bid events as they happen.', 'webhooks/new', 'Add an endpoint')
+        : step(progress.webhooks, 'Subscribe an endpoint', 'Webhooks come with paid plans (1K, 10K, 100K).', null, ''),
       step(false, 'Explore the market', isPaid(plan) ? 'A 12-month price trend for any make and model.' : 'Pricing statistics come with paid plans.', 'market', 'Open Market'),
     ),
     h('p', { class: 'muted small' }, 'Full reference: ', h('a', { href: '/docs' }, 'API documentation'), '.'),

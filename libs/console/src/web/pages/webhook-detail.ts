@@ -2,7 +2,7 @@ import { confirmDialog, openDialog, revealSecret } from '../components/dialog';
 import { field, FormErrors, input } from '../components/form';
 import { icon } from '../components/icons';
 import { toast } from '../components/toast';
-import { alertBox, badge, busy, button, card, code, descriptionList, emptyState, linkButton, pageHeader, skeleton, table } from '../components/ui';
+import { alertBox, badge, busy, button, card, code, descriptionList, emptyState, linkButton, pageHeader, skeleton, table, urlText } from '../components/ui';
 import { api } from '../lib/api';
 import { Child, h, replace } from '../lib/dom';
 import { dateTime, number, relative, shortUrl } from '../lib/format';
@@ -172,7 +172,7 @@ export function webhookDetailPage(context: PageContext): Node {
       header,
       pageHeader(w.description || shortUrl(w.url), {
         back: { label: 'Webhooks', to: 'webhooks' },
-        description: h('span', { class: 'header-meta' }, healthBadge(w), h('code', { class: 'mono url-text' }, w.url)),
+        description: h('span', { class: 'header-meta' }, healthBadge(w), h('code', { class: 'mono' }, urlText(w.url))),
         actions: [test, toggle, linkButton('Edit', `webhooks/${w.id}/edit`, { icon: 'edit' }), rotate, remove],
       }),
     );
@@ -182,7 +182,7 @@ export function webhookDetailPage(context: PageContext): Node {
       card(
         { title: 'Configuration' },
         descriptionList([
-          ['URL', h('code', { class: 'mono url-text' }, w.url)],
+          ['URL', h('code', { class: 'mono' }, urlText(w.url))],
           ['Events', h('div', { class: 'chips' }, w.event_types.map((t) => code(t)))],
           ['Filters', filters.length ? h('div', { class: 'chips' }, filters.map(([key, value]) => badge(`${key.replace('_', ' ')}: ${String(value)}`, 'blue'))) : h('span', { class: 'muted' }, 'None — every event of the chosen types')],
           ['Endpoint id', code(w.id)],

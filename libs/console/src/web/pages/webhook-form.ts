@@ -16,6 +16,14 @@ const EVENT_HELP: Record<EventType, string> = {
   'bid.created': 'A new bid is recorded on an auction.',
 };
 
+/** The sample payload of each event type, from the event catalog's schema (`examples` of each definition). */
+async function eventSamples(): Promise<Partial<Record<EventType, unknown>>> {
+  const res = await fetch('/schemas/events.json', { credentials: 'omit' });
+  if (!res.ok) return {};
+  const schema = (await res.json()) as { $defs?: Record<string, { examples?: unknown[] }> };
+  return Object.fromEntries(EVENT_TYPES.map((type) => [type, schema.$defs?.[type]?.examples?.[0]]).filter(([, sample]) => sample !== undefined));
+}
+
 class LoadFailure {
   constructor(readonly error: unknown) {}
 }
@@ -44,22 +52,23 @@ function webhookFormPage(context: PageContext, id: string | null): Node {
   );
   void (async () => {
     // The pickers are a convenience: without them the form still works (any make, any source).
-    const [makes, sources, existing] = await Promise.all([
+    const [makes, sources, samples, existing] = await Promise.all([
       api.makes().catch(() => [] as string[]),
       api.sources().catch(() => [] as { value: string; label: string }[]),
+      eventSamples().catch(() => ({})),
       id ? api.webhook(id).then((r) => r.data, (error: unknown) => new LoadFailure(error)) : Promise.resolve(null),
     ]);
     if (context.signal.aborted) return;
     if (existing instanceof LoadFailure) return replace(body, alertBox(humanize(existing.error, 'load the endpoint')));
-    replace(body, form(existing, makes, sources));
+    replace(body, form(existing, makes, sources, samples));
   })();
   return root;
 }
 
-function form(existing: Webhook | null, makes: string[], sources: { value: string; label: string }[]): HTMLElement {
+function form(existing: Webhook | null, makes: string[], sources: { value: string; label: string }[], samples: Partial<Record<EventType, unknown>>): HTMLElement {
   const filters: WebhookFilters = existing?.filters ?? {};
   const url = field('Endpoint URL', input('url', { type: 'url', value: existing?.url ?? '', placeholder: 'https://example.com/webhooks/cars', autocomplete: 'off', required: true, spellcheck: 'false' }), {
-    hint: 'A public HTTPS address on port 443. Answer with any 2xx within 10 seconds.',
+    hint: 'A public HTTPS address on port 443. Answer with any 2xx within 10 seconds. Each delivery is one event; see its sample below the event.',
   });
   const description = field('Description', h('textarea', { class: 'input', name: 'description', rows: '2', maxlength: '500', value: existing?.description ?? '', placeholder: 'What this endpoint is for' }), {
     optional: true,
@@ -70,13 +79,26 @@ function form(existing: Webhook | null, makes: string[], sources: { value: strin
   const selected = new Set<string>(existing?.event_types ?? ['auction.ended']);
   const checkboxes = EVENT_TYPES.map((type) => {
     const box = h('input', { type: 'checkbox', name: 'event_types', value: type, checked: selected.has(type), id: uid('ev') });
-    return { type, box, element: h('label', { class: 'check-card', htmlFor: box.id }, box, h('span', { class: 'check-text' }, h('code', { class: 'mono strong' }, type), h('span', { class: 'muted small' }, EVENT_HELP[type]))) };
+    const card = h('label', { class: 'check-card', htmlFor: box.id }, box, h('span', { class: 'check-text' }, h('code', { class: 'mono strong' }, type), h('span', { class: 'muted small' }, EVENT_HELP[type])));
+    const sample = samples[type];
+    const example =
+      sample === undefined
+        ? null
+        : h('details', { class: 'event-sample', dataset: { sample: type } }, h('summary', null, `Sample ${type} payload`), h('pre', { class: 'mono' }, JSON.stringify(sample, null, 2)));
+    return { type, box, element: h('div', { class: 'check-item' }, card, example) };
   });
   const events = h(
     'fieldset',
     { class: 'fieldset', 'aria-describedby': `${eventsId}-error` },
     h('legend', { class: 'field-label' }, 'Events to send'),
     h('div', { class: 'check-grid' }, checkboxes.map((c) => c.element)),
+    h(
+      'p',
+      { class: 'muted small' },
+      'Every payload follows the event catalog (',
+      h('a', { href: '/schemas/events.json' }, 'JSON Schema'),
+      '). Ids are strings; auction_end_at is the platform’s wall-clock time, without an offset.',
+    ),
     eventsError,
   );
 

@@ -1,7 +1,7 @@
-import { alertBox, badge, card, code, emptyState, linkButton, pageHeader, skeleton, table, Tone } from '../components/ui';
+import { alertBox, badge, button, card, code, emptyState, linkButton, pageHeader, skeleton, table, Tone, urlText } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
-import { isPaid, planInEffect, number, planName, relative, shortUrl } from '../lib/format';
+import { isPaid, planInEffect, number, planName, relative } from '../lib/format';
 import { humanize } from '../lib/messages';
 import { href, PageContext } from '../lib/router';
 import { session } from '../lib/session';
@@ -62,20 +62,40 @@ export function deliveryBadge(delivery: Delivery): HTMLElement {
   return badge(delivery.waiting_reason ? `Waiting (${delivery.waiting_reason})` : label, DELIVERY_TONES[delivery.status], { dot: true });
 }
 
+const PLAN_NOTICE_ID = 'webhooks-plan-notice';
+
 /** Why webhooks are unavailable for the signed-in account, if they are. */
 export function planNotice(): HTMLElement | null {
   const account = session.account;
   if (!account) return null;
   if (!isPaid(planInEffect(account))) {
-    return alertBox(
+    const notice = alertBox(
       { title: 'Webhooks come with paid plans', message: `You are on the ${planName(planInEffect(account))} plan. Endpoints can be created on the 1K (1 endpoint), 10K (10) and 100K (unlimited) plans.` },
       'info',
     );
+    notice.id = PLAN_NOTICE_ID;
+    return notice;
   }
   if (!account.email_verified) {
     return alertBox({ title: 'Verify your email address', message: 'Webhooks need a verified email address. Use the link we emailed you, or resend it from the Overview page.' }, 'warning');
   }
   return null;
+}
+
+/**
+ * "Add endpoint": a link, or on the Free plan a disabled button that says why (the plan notice
+ * above is its description).
+ */
+function addEndpoint(label: string): HTMLElement {
+  const account = session.account;
+  if (account && !isPaid(planInEffect(account))) {
+    return button(label, {
+      variant: 'primary',
+      icon: 'plus',
+      attrs: { disabled: true, title: 'Webhooks come with paid plans (1K, 10K, 100K)', 'aria-describedby': PLAN_NOTICE_ID },
+    });
+  }
+  return linkButton(label, 'webhooks/new', { variant: 'primary', icon: 'plus' });
 }
 
 export function webhooksPage(context: PageContext): Node {
@@ -85,7 +105,7 @@ export function webhooksPage(context: PageContext): Node {
     { class: 'page' },
     pageHeader('Webhooks', {
       description: 'Signed HTTP POSTs to your endpoints when auctions are created, change, end, or receive bids (Standard Webhooks).',
-      actions: [linkButton('Add endpoint', 'webhooks/new', { variant: 'primary', icon: 'plus' })],
+      actions: [addEndpoint('Add endpoint')],
     }),
     planNotice(),
     card({ title: 'Endpoints' }, list),
@@ -101,7 +121,7 @@ export function webhooksPage(context: PageContext): Node {
             icon: 'webhook',
             title: 'No endpoints yet',
             message: 'Add an HTTPS endpoint to receive auction and bid events as they happen. Every delivery is signed and retried for up to a day.',
-            action: linkButton('Add your first endpoint', 'webhooks/new', { variant: 'primary', icon: 'plus' }),
+            action: addEndpoint('Add your first endpoint'),
           }),
         );
       }
@@ -115,7 +135,7 @@ export function webhooksPage(context: PageContext): Node {
                 h(
                   'div',
                   { class: 'cell-main' },
-                  h('a', { class: 'strong-link mono', href: href(`webhooks/${w.id}`) }, shortUrl(w.url)),
+                  h('a', { class: 'strong-link mono', href: href(`webhooks/${w.id}`) }, urlText(w.url)),
                   w.description ? h('span', { class: 'muted small' }, w.description) : null,
                 ),
             },

@@ -27,6 +27,8 @@ import { VerificationMailer } from './verification-mailer';
 import {
   AccountResponseDto,
   AccountSessionResponseDto,
+  SignUpResponseDto,
+  VerificationMailResponseDto,
   ChangePasswordBodyDto,
   SignInBodyDto,
   SignUpBodyDto,
@@ -69,19 +71,19 @@ export class AccountAuthController {
       'verification link (single use, valid 24 h). Password: 10 to 200 characters. Limited per client address with sign-in.',
   })
   @ApiBody({ type: SignUpBodyDto })
-  @ApiCreatedResponse({ type: AccountSessionResponseDto, headers: SET_COOKIE })
+  @ApiCreatedResponse({ type: SignUpResponseDto, headers: SET_COOKIE })
   @ApiValidation()
   @ApiChangeForbidden()
   @ApiConflictResponse({ type: ErrorResponseDto, description: '`Conflict`: an account with this email address exists.' })
   @ApiUnsupportedMediaTypeResponse({ type: ErrorResponseDto, description: 'The body is not `application/json`.' })
   @ApiTooManyRequestsResponse({ type: ErrorResponseDto, description: '`Rate Limit Exceeded`: too many attempts from this address.', headers: RETRY_AFTER })
-  async signUp(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SignUpBodyDto): Promise<AccountSessionResponseDto> {
+  async signUp(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SignUpBodyDto): Promise<SignUpResponseDto> {
     await this.limits.takeAddress(request.ip);
     const account = await this.area.signUp(body.email, body.password);
     const { csrfToken } = await this.sessions.start(request, reply, account.id);
     const { link, expiresAt } = await this.area.newVerificationLink(account, listenOrigin(request));
-    await this.mailer.sendVerification(account.email, link, expiresAt);
-    return { account: accountJson(account), csrf_token: csrfToken };
+    const mail = await this.mailer.sendVerification(account.email, link, expiresAt);
+    return { account: accountJson(account), csrf_token: csrfToken, verification_email_via: this.mailer.via, verification_email: mail };
   }
 
   @Post('signin')
@@ -105,7 +107,7 @@ export class AccountAuthController {
     await this.limits.takeEmail(body.email);
     const account = await this.area.signIn(body.email, body.password);
     const { csrfToken } = await this.sessions.start(request, reply, account.id);
-    return { account: accountJson(account), csrf_token: csrfToken };
+    return { account: accountJson(account), csrf_token: csrfToken, verification_email_via: this.mailer.via };
   }
 
   @Post('signout')
@@ -126,7 +128,7 @@ export class AccountAuthController {
   @ApiBurstLimited()
   async session(@Req() request: FastifyRequest): Promise<AccountSessionResponseDto> {
     const session = sessionOf(request);
-    return { account: accountJson(await this.area.account(session.accountId)), csrf_token: session.csrfToken };
+    return { account: accountJson(await this.area.account(session.accountId)), csrf_token: session.csrfToken, verification_email_via: this.mailer.via };
   }
 
   @Post('verify-email')
@@ -151,18 +153,18 @@ export class AccountAuthController {
   @HttpCode(202)
   @AccountRoute()
   @ApiOperation({ summary: 'Send the verification link again', description: 'A new link (earlier ones stay valid until used or expired). Once a minute.' })
-  @ApiAcceptedResponse({ description: 'The mail is on its way (or, without SMTP, the link is in the log).' })
+  @ApiAcceptedResponse({ type: VerificationMailResponseDto, description: 'A new link: mailed, or (without SMTP_URL) written to the server log.' })
   @ApiConflictResponse({ type: ErrorResponseDto, description: '`Conflict`: the address is already verified.' })
   @ApiChangeForbidden()
   @ApiTooManyRequestsResponse({ type: ErrorResponseDto, description: '`Rate Limit Exceeded`: a link was sent less than a minute ago, or the burst limit.', headers: RETRY_AFTER })
-  async resendVerification(@Req() request: FastifyRequest): Promise<void> {
+  async resendVerification(@Req() request: FastifyRequest): Promise<VerificationMailResponseDto> {
     const account = await this.area.account(sessionOf(request).accountId);
     if (account.emailVerified) {
       throw new ApiException(409, { error: ErrorNames.Conflict, message: 'The email address of this account is already verified' });
     }
     await this.limits.takeVerificationMail(account.id);
     const { link, expiresAt } = await this.area.newVerificationLink(account, listenOrigin(request));
-    await this.mailer.sendVerification(account.email, link, expiresAt);
+    return { verification_email: await this.mailer.sendVerification(account.email, link, expiresAt) };
   }
 
   @Post('password')

@@ -3,6 +3,9 @@ import { errorMessage } from '@cars/contracts';
 import { createTransport, Transporter } from 'nodemailer';
 import { ACCOUNT_AREA_CONFIG, AccountAreaConfig } from './account-area.config';
 
+/** What became of a verification link: mailed over SMTP, written to the log (no SMTP_URL), or SMTP failed. */
+export type VerificationMail = 'sent' | 'logged' | 'failed';
+
 /**
  * Sends the email verification link: over SMTP (nodemailer) when SMTP_URL is set; otherwise it
  * writes the link to the log as one info line, which is how the quick start (`npm start`, no
@@ -34,17 +37,26 @@ export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * True when the mail was handed to the SMTP server or the link logged; false (logged, without
-   * the link) when SMTP failed or there is no SMTP in production.
+   * How this server delivers links: `email` over SMTP, or `log` (no SMTP_URL outside production:
+   * the quick start). Production never logs links, so it says `email` even without SMTP_URL (a
+   * misconfiguration the start warns about; each send then answers `failed`).
    */
-  async sendVerification(to: string, link: string, expiresAt: Date): Promise<boolean> {
+  get via(): 'email' | 'log' {
+    return this.config.smtpUrl || !this.config.logVerificationLinks ? 'email' : 'log';
+  }
+
+  /**
+   * `sent` when handed to the SMTP server, `logged` without SMTP_URL outside production, `failed`
+   * (a warning without the link) when SMTP failed or production has no SMTP_URL.
+   */
+  async sendVerification(to: string, link: string, expiresAt: Date): Promise<VerificationMail> {
     if (!this.transport) {
       if (!this.config.logVerificationLinks) {
         this.logger.warn('verification mail not sent: SMTP_URL is unset (production does not log the link)');
-        return false;
+        return 'failed';
       }
       this.logger.log(`Email verification for ${to}: open ${link} (valid until ${expiresAt.toISOString()})`);
-      return true;
+      return 'logged';
     }
     try {
       await this.transport.sendMail({
@@ -61,10 +73,10 @@ export class VerificationMailer implements OnModuleInit, OnApplicationShutdown {
           'If you did not sign up, ignore this message.',
         ].join('\n'),
       });
-      return true;
+      return 'sent';
     } catch (error) {
       this.logger.warn(`could not send the verification mail (SMTP): ${errorMessage(error).slice(0, 200)}`);
-      return false;
+      return 'failed';
     }
   }
 }

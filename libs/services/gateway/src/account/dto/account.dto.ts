@@ -80,6 +80,31 @@ export class AccountSessionResponseDto {
 
   @ApiProperty({ type: 'string', description: 'Send it as `X-CSRF-Token` with every state-changing `/account` request of this session.' })
   csrf_token: string;
+
+  @ApiProperty({
+    enum: ['email', 'log'],
+    description:
+      'How this server delivers email verification links: `email` over SMTP; `log` when no mail server is configured (the quick ' +
+      "start without SMTP_URL): the link is written to the server's log as `Email verification for <email>: open <link>`.",
+  })
+  verification_email_via: 'email' | 'log';
+}
+
+const VERIFICATION_EMAIL = {
+  enum: ['sent', 'logged', 'failed'],
+  description:
+    "What became of the verification link: `sent` by email; `logged` — written to the server's log (no SMTP_URL); `failed` — the " +
+    'mail server refused it: ask for a new link later.',
+} as const;
+
+export class SignUpResponseDto extends AccountSessionResponseDto {
+  @ApiProperty(VERIFICATION_EMAIL)
+  verification_email: 'sent' | 'logged' | 'failed';
+}
+
+export class VerificationMailResponseDto {
+  @ApiProperty(VERIFICATION_EMAIL)
+  verification_email: 'sent' | 'logged' | 'failed';
 }
 
 export class AccountResponseDto {
