@@ -233,7 +233,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook
-         * @description Removes the subscription and its delivery history. 409 while a delivery attempt is in flight.
+         * @description Removes the subscription and its delivery history. 409 with `Retry-After` (seconds) while a delivery attempt is in flight, e.g. right after a test: send the delete again after that long (the typed client does).
          */
         delete: operations["WebhooksController_delete"];
         options?: never;
@@ -701,7 +701,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook
-         * @description Removes the subscription and its delivery history. 409 while a delivery attempt is in flight.
+         * @description Removes the subscription and its delivery history. 409 with `Retry-After` (seconds) while a delivery attempt is in flight, e.g. right after a test: send the delete again after that long (the typed client does).
          */
         delete: operations["AccountWebhooksController_delete"];
         options?: never;
@@ -2651,9 +2651,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A delivery attempt to the endpoint is in flight. */
+            /** @description A delivery attempt to the endpoint is in flight; it ends within 10 s. Retry after `Retry-After` seconds. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2825,9 +2827,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A test was sent less than a minute ago, or the endpoint is paused. */
+            /** @description A test was sent less than a minute ago (`Retry-After`: seconds until the next one may be sent), or the endpoint is paused. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4357,9 +4361,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A delivery attempt to the endpoint is in flight. */
+            /** @description A delivery attempt to the endpoint is in flight; it ends within 10 s. Retry after `Retry-After` seconds. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4531,9 +4537,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A test was sent less than a minute ago, or the endpoint is paused. */
+            /** @description A test was sent less than a minute ago (`Retry-After`: seconds until the next one may be sent), or the endpoint is paused. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

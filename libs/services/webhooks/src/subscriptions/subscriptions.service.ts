@@ -33,6 +33,11 @@ type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcRespon
 
 /** One test per endpoint per minute (SPEC Limits). */
 export const TEST_COOLDOWN_SECONDS = 60;
+/**
+ * `Retry-After` of the 409 a delete gets while an attempt is in flight: a short poll, since an
+ * attempt ends within the receiver timeout (10 s) and most within a second.
+ */
+export const DELETE_RETRY_AFTER_SECONDS = 2;
 /** How long the previous secret keeps signing after a rotation (SPEC Limits). */
 export const ROTATION_OVERLAP_HOURS = 24;
 
@@ -140,7 +145,10 @@ export class SubscriptionsService {
       if (await this.deliveries.anySending(tx, uuid)) {
         return rpcError(
           409,
-          conflict('A delivery attempt to this endpoint is in flight; delete it once the attempt ends (at most 10 s)'),
+          conflict(
+            `A delivery attempt to this endpoint is in flight; delete it once the attempt ends (at most 10 s): retry after ${DELETE_RETRY_AFTER_SECONDS} s`,
+          ),
+          { retryAfterSeconds: DELETE_RETRY_AFTER_SECONDS },
         );
       }
       await this.subscriptions.delete(tx, uuid);
@@ -157,6 +165,7 @@ export class SubscriptionsService {
         return rpcError(
           409,
           conflict(`One test per endpoint per minute: the next test can be sent in ${marked.waitSeconds} s`),
+          { retryAfterSeconds: marked.waitSeconds },
         );
       }
       const envelope = buildEventEnvelope(EventTypes.WebhookTest, { message: WEBHOOK_TEST_MESSAGE }, marked.at, newEventId());
