@@ -518,7 +518,7 @@ export interface paths {
         };
         /**
          * Account overview
-         * @description The account, the plan in force (Free once a paid plan lapsed), the billing period (calendar month, UTC) and this period's usage: `used` of `allowance`, split into API `requests` and webhook `deliveries`, and when it resets.
+         * @description The account, the plan in force (Free once a paid plan lapsed), the billing period (calendar month, UTC) and this period's usage: `used` of `allowance`, split into API `requests` and webhook `deliveries`, when it resets, and the same split per UTC day of the period so far (`usage.daily`).
          */
         get: operations["AccountDataController_overview"];
         put?: never;
@@ -1678,6 +1678,18 @@ export interface components {
              */
             end: string;
         };
+        DailyUsageDto: {
+            /**
+             * Format: date
+             * @description The UTC day.
+             * @example 2026-11-03
+             */
+            date: string;
+            /** @description Units charged that day as API requests. */
+            requests: number;
+            /** @description Units charged that day for webhook deliveries (and units an operator added). */
+            deliveries: number;
+        };
         UsageSummaryDto: {
             /** @description Units counted this period. */
             used: number;
@@ -1696,6 +1708,8 @@ export interface components {
              * @description When the allowance resets (= billing_period.end).
              */
             resets_at: string;
+            /** @description Every UTC day of the billing period so far, oldest first, through today: the units charged that day. Days before per-day recording began read as zeros, so the sum can be less than `used`. */
+            daily: components["schemas"]["DailyUsageDto"][];
         };
         AccountOverviewResponseDto: {
             account: components["schemas"]["AccountDto"];

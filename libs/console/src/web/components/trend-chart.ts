@@ -1,4 +1,5 @@
 import uPlot from 'uplot';
+import { CHART_STYLE, chartHeight, mountChart } from './chart';
 import { h } from '../lib/dom';
 import { monthLabel, number, usd } from '../lib/format';
 import type { Stats } from '../lib/types';
@@ -8,8 +9,8 @@ const COLORS = {
   median: '#0e9f6e',
   volume: 'rgba(99, 91, 255, 0.16)',
   volumeStroke: 'rgba(99, 91, 255, 0.35)',
-  grid: '#eef0f4',
-  axis: '#6b7280',
+  grid: CHART_STYLE.grid,
+  axis: CHART_STYLE.axis,
 };
 
 /**
@@ -42,102 +43,75 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
     summary,
   );
 
-  let chart: uPlot | null = null;
-  const width = () => Math.max(280, Math.floor(plot.clientWidth || element.clientWidth || 600));
-  const height = () => (window.matchMedia('(max-width: 640px)').matches ? 240 : 320);
-  const narrow = () => width() < 520;
-
-  const build = () => {
-    chart?.destroy();
-    const options: uPlot.Options = {
-      width: width(),
-      height: height(),
-      padding: [12, 4, 0, 4],
-      cursor: { drag: { x: false, y: false }, points: { size: 8 } },
-      legend: { live: true },
-      scales: { x: { time: false, range: [-0.6, Math.max(0, trend.length - 1) + 0.6] }, usd: { auto: true, range: (_u, _min, max) => [0, niceMax(max)] }, vol: { range: (_u, _min, max) => [0, Math.max(4, max * 1.25)] } },
-      series: [
-        { label: 'Month', value: (_u, value) => (value === null || value === undefined ? '—' : monthLabel(trend[Math.round(value)]?.date ?? '', 'long')) },
-        {
-          label: 'Average price',
-          scale: 'usd',
-          stroke: COLORS.average,
-          width: 2.5,
-          points: { show: true, size: 7, fill: '#fff', stroke: COLORS.average },
-          spanGaps: true,
-          value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
-        },
-        {
-          label: 'Median (all sales)',
-          scale: 'usd',
-          stroke: COLORS.median,
-          width: 1.5,
-          dash: [6, 5],
-          points: { show: false },
-          value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
-        },
-        {
-          label: 'Sales',
-          scale: 'vol',
-          fill: COLORS.volume,
-          stroke: COLORS.volumeStroke,
-          width: 1,
-          paths: uPlot.paths.bars?.({ size: [0.55, 48], align: 0 }),
-          points: { show: false },
-          value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
-        },
-      ],
-      axes: [
-        {
-          stroke: COLORS.axis,
-          grid: { show: false },
-          ticks: { show: false },
-          splits: () => x,
-          values: (_u, splits) => splits.map((i) => (narrow() && i % 2 === 1 ? '' : (labels[i] ?? ''))),
-          font: '12px -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", sans-serif',
-        },
-        {
-          scale: 'usd',
-          stroke: COLORS.axis,
-          grid: { stroke: COLORS.grid, width: 1 },
-          ticks: { show: false },
-          size: 64,
-          values: (_u, splits) => splits.map((v) => usd(v, { compact: true })),
-          font: '12px -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", sans-serif',
-        },
-        {
-          scale: 'vol',
-          side: 1,
-          stroke: COLORS.axis,
-          grid: { show: false },
-          ticks: { show: false },
-          size: 44,
-          values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')),
-          font: '12px -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", sans-serif',
-        },
-      ],
-    };
-    chart = new uPlot(options, [x, average, median, volume], plot);
-  };
-
-  // Built once the element is in the document (it needs a width), rebuilt when that width changes.
-  let lastWidth = 0;
-  const observer = new ResizeObserver(() => {
-    const next = width();
-    if (!chart) {
-      lastWidth = next;
-      build();
-    } else if (Math.abs(next - lastWidth) > 2) {
-      lastWidth = next;
-      chart.setSize({ width: next, height: height() });
-      chart.redraw(false, true);
-    }
+  const options = (width: number): uPlot.Options => ({
+    width,
+    height: chartHeight(),
+    padding: [12, 4, 0, 4],
+    cursor: { drag: { x: false, y: false }, points: { size: 8 } },
+    legend: { live: true },
+    scales: { x: { time: false, range: [-0.6, Math.max(0, trend.length - 1) + 0.6] }, usd: { auto: true, range: (_u, _min, max) => [0, niceMax(max)] }, vol: { range: (_u, _min, max) => [0, Math.max(4, max * 1.25)] } },
+    series: [
+      { label: 'Month', value: (_u, value) => (value === null || value === undefined ? '—' : monthLabel(trend[Math.round(value)]?.date ?? '', 'long')) },
+      {
+        label: 'Average price',
+        scale: 'usd',
+        stroke: COLORS.average,
+        width: 2.5,
+        points: { show: true, size: 7, fill: '#fff', stroke: COLORS.average },
+        spanGaps: true,
+        value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
+      },
+      {
+        label: 'Median (all sales)',
+        scale: 'usd',
+        stroke: COLORS.median,
+        width: 1.5,
+        dash: [6, 5],
+        points: { show: false },
+        value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
+      },
+      {
+        label: 'Sales',
+        scale: 'vol',
+        fill: COLORS.volume,
+        stroke: COLORS.volumeStroke,
+        width: 1,
+        paths: uPlot.paths.bars?.({ size: [0.55, 48], align: 0 }),
+        points: { show: false },
+        value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
+      },
+    ],
+    axes: [
+      {
+        stroke: COLORS.axis,
+        grid: { show: false },
+        ticks: { show: false },
+        splits: () => x,
+        values: (u, splits) => splits.map((i) => (u.width < 520 && i % 2 === 1 ? '' : (labels[i] ?? ''))),
+        font: CHART_STYLE.font,
+      },
+      {
+        scale: 'usd',
+        stroke: COLORS.axis,
+        grid: { stroke: COLORS.grid, width: 1 },
+        ticks: { show: false },
+        size: 64,
+        values: (_u, splits) => splits.map((v) => usd(v, { compact: true })),
+        font: CHART_STYLE.font,
+      },
+      {
+        scale: 'vol',
+        side: 1,
+        stroke: COLORS.axis,
+        grid: { show: false },
+        ticks: { show: false },
+        size: 44,
+        values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')),
+        font: CHART_STYLE.font,
+      },
+    ],
   });
-  observer.observe(plot);
-  signal.addEventListener('abort', () => {
-    observer.disconnect();
-    chart?.destroy();
-  });
+  mountChart(plot, element, options, [x, average, median, volume], signal);
   return element;
 }
 

@@ -1,5 +1,6 @@
 import { icon } from '../components/icons';
 import { toast } from '../components/toast';
+import { usageChart } from '../components/usage-chart';
 import { alertBox, badge, busy, button, card, descriptionList, linkButton, pageHeader, skeleton } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
@@ -28,7 +29,7 @@ export function overviewPage(context: PageContext): Node {
       ]);
       if (context.signal.aborted) return;
       session.update(overview.account);
-      replace(content, ...render(overview, { keys, webhooks }, load));
+      replace(content, ...render(overview, { keys, webhooks }, load, context.signal));
     } catch (error) {
       if (context.signal.aborted) return;
       replace(content, alertBox(humanize(error, 'load your overview'), 'error', button('Try again', { icon: 'refresh', onclick: () => void load() })));
@@ -43,7 +44,7 @@ interface Progress {
   webhooks: boolean;
 }
 
-function render(overview: Overview, progress: Progress, reload: () => Promise<void>): Node[] {
+function render(overview: Overview, progress: Progress, reload: () => Promise<void>, signal: AbortSignal): Node[] {
   const { account, usage, billing_period: period } = overview;
   const plan = effectivePlan(overview);
   const allowance = usage.allowance || PLANS[plan].limit;
@@ -119,7 +120,12 @@ function render(overview: Overview, progress: Progress, reload: () => Promise<vo
       : null,
   );
 
-  return [...(account.email_verified ? [] : [verificationBanner(account, reload)]), usageCard, planCard, gettingStarted(account, plan, progress)];
+  const historyCard = card(
+    { title: 'Daily usage', description: 'Units used each day of this billing period (UTC): API requests and webhook deliveries.', class: 'card-wide' },
+    usageChart(usage.daily, signal),
+  );
+
+  return [...(account.email_verified ? [] : [verificationBanner(account, reload)]), usageCard, planCard, historyCard, gettingStarted(account, plan, progress)];
 }
 
 function endpoints(overview: Overview, plan: PlanId): string {
