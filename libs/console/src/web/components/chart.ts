@@ -7,6 +7,29 @@ export const CHART_STYLE = {
   font: '12px -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", sans-serif',
 } as const;
 
+/** An axis in the console's look: no ticks, grid lines only where asked (`grid: true`). */
+export function axis(options: Omit<uPlot.Axis, 'grid'> & { grid?: boolean }): uPlot.Axis {
+  const { grid, ...rest } = options;
+  return {
+    stroke: CHART_STYLE.axis,
+    grid: grid ? { stroke: CHART_STYLE.grid, width: 1 } : { show: false },
+    ticks: { show: false },
+    font: CHART_STYLE.font,
+    ...rest,
+  };
+}
+
+/** The x axis of a category chart: one split per point, labelled by `label` (blank to skip). */
+export function categoryAxis(x: number[], label: (index: number, width: number) => string): uPlot.Axis {
+  return axis({ splits: () => x, values: (u, splits) => splits.map((i) => label(i, u.width)) });
+}
+
+/** A bar series (uPlot's bars path) with a number formatter for the legend. */
+export function barSeries(options: uPlot.Series & { size: [number, number] }): uPlot.Series {
+  const { size, ...rest } = options;
+  return { paths: uPlot.paths.bars?.({ size, align: 0 }), points: { show: false }, ...rest };
+}
+
 /** 240 px high on a phone, 320 px otherwise. */
 export function chartHeight(): number {
   return window.matchMedia('(max-width: 640px)').matches ? 240 : 320;

@@ -1,5 +1,5 @@
-import uPlot from 'uplot';
-import { CHART_STYLE, chartHeight, mountChart } from './chart';
+import type uPlot from 'uplot';
+import { axis, barSeries, categoryAxis, chartHeight, mountChart } from './chart';
 import { h } from '../lib/dom';
 import { monthLabel, number, usd } from '../lib/format';
 import type { Stats } from '../lib/types';
@@ -9,8 +9,6 @@ const COLORS = {
   median: '#0e9f6e',
   volume: 'rgba(99, 91, 255, 0.16)',
   volumeStroke: 'rgba(99, 91, 255, 0.35)',
-  grid: CHART_STYLE.grid,
-  axis: CHART_STYLE.axis,
 };
 
 /**
@@ -70,45 +68,20 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
         points: { show: false },
         value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
       },
-      {
+      barSeries({
         label: 'Sales',
         scale: 'vol',
         fill: COLORS.volume,
         stroke: COLORS.volumeStroke,
         width: 1,
-        paths: uPlot.paths.bars?.({ size: [0.55, 48], align: 0 }),
-        points: { show: false },
+        size: [0.55, 48],
         value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
-      },
+      }),
     ],
     axes: [
-      {
-        stroke: COLORS.axis,
-        grid: { show: false },
-        ticks: { show: false },
-        splits: () => x,
-        values: (u, splits) => splits.map((i) => (u.width < 520 && i % 2 === 1 ? '' : (labels[i] ?? ''))),
-        font: CHART_STYLE.font,
-      },
-      {
-        scale: 'usd',
-        stroke: COLORS.axis,
-        grid: { stroke: COLORS.grid, width: 1 },
-        ticks: { show: false },
-        size: 64,
-        values: (_u, splits) => splits.map((v) => usd(v, { compact: true })),
-        font: CHART_STYLE.font,
-      },
-      {
-        scale: 'vol',
-        side: 1,
-        stroke: COLORS.axis,
-        grid: { show: false },
-        ticks: { show: false },
-        size: 44,
-        values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')),
-        font: CHART_STYLE.font,
-      },
+      categoryAxis(x, (i, width) => (width < 520 && i % 2 === 1 ? '' : (labels[i] ?? ''))),
+      axis({ scale: 'usd', grid: true, size: 64, values: (_u, splits) => splits.map((v) => usd(v, { compact: true })) }),
+      axis({ scale: 'vol', side: 1, size: 44, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')) }),
     ],
   });
   mountChart(plot, element, options, [x, average, median, volume], signal);

@@ -1,5 +1,5 @@
-import uPlot from 'uplot';
-import { CHART_STYLE, chartHeight, mountChart } from './chart';
+import type uPlot from 'uplot';
+import { axis, barSeries, categoryAxis, chartHeight, mountChart } from './chart';
 import { h } from '../lib/dom';
 import { date, number } from '../lib/format';
 import type { Usage } from '../lib/types';
@@ -43,43 +43,25 @@ export function usageChart(daily: Usage['daily'], signal: AbortSignal): HTMLElem
     series: [
       { label: 'Day', value: (_u, value) => (value === null || value === undefined ? '—' : label(Math.round(value), 'long')) },
       // The total drawn first in the deliveries' color, requests over its lower part: stacked bars.
-      {
+      barSeries({
         label: 'Webhook deliveries',
         fill: COLORS.deliveries,
-        stroke: COLORS.deliveries,
         width: 0,
-        paths: uPlot.paths.bars?.({ size: [0.7, 24], align: 0 }),
-        points: { show: false },
+        size: [0.7, 24],
         value: (_u, _value, _series, index) => (index === null || index === undefined || deliveries[index] === undefined ? '—' : number(deliveries[index])),
-      },
-      {
+      }),
+      barSeries({
         label: 'API requests',
         fill: COLORS.requests,
-        stroke: COLORS.requests,
         width: 0,
-        paths: uPlot.paths.bars?.({ size: [0.7, 24], align: 0 }),
-        points: { show: false },
+        size: [0.7, 24],
         value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
-      },
+      }),
     ],
     axes: [
-      {
-        stroke: CHART_STYLE.axis,
-        grid: { show: false },
-        ticks: { show: false },
-        splits: () => x,
-        // A label every few days, fewer on a narrow chart.
-        values: (u, splits) => splits.map((i) => (i % (u.width < 520 ? 7 : 3) === 0 ? label(i) : '')),
-        font: CHART_STYLE.font,
-      },
-      {
-        stroke: CHART_STYLE.axis,
-        grid: { stroke: CHART_STYLE.grid, width: 1 },
-        ticks: { show: false },
-        size: 52,
-        values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')),
-        font: CHART_STYLE.font,
-      },
+      // A label every few days, fewer on a narrow chart.
+      categoryAxis(x, (i, width) => (i % (width < 520 ? 7 : 3) === 0 ? label(i) : '')),
+      axis({ grid: true, size: 52, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')) }),
     ],
   });
   mountChart(plot, element, options, [x, totals, requests], signal);
