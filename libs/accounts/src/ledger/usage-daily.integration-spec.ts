@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
+import { pgPoolOf } from '@cars/persistence';
+import { openTestDataSource } from '@cars/testing';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createAccount } from '../accounts/accounts.service';
@@ -12,7 +13,7 @@ describe('daily usage (PostgreSQL)', () => {
   let sql: Pool;
 
   beforeAll(async () => {
-    db = await createDataSource({ url: process.env.DATABASE_URL!, poolSize: 4, applicationName: 'test' }).initialize();
+    db = await openTestDataSource();
     sql = pgPoolOf(db);
   });
 

@@ -1,5 +1,5 @@
-import type uPlot from 'uplot';
-import { axis, barSeries, categoryAxis, chartHeight, mountChart } from './chart';
+import uPlot from 'uplot';
+import { axis, categoryAxis, chartHeight, mountChart } from './chart';
 import { h } from '../lib/dom';
 import { monthLabel, number, usd } from '../lib/format';
 import type { Stats } from '../lib/types';
@@ -41,50 +41,54 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
     summary,
   );
 
-  const options = (width: number): uPlot.Options => ({
-    width,
-    height: chartHeight(),
-    padding: [12, 4, 0, 4],
-    cursor: { drag: { x: false, y: false }, points: { size: 8 } },
-    legend: { live: true },
-    scales: { x: { time: false, range: [-0.6, Math.max(0, trend.length - 1) + 0.6] }, usd: { auto: true, range: (_u, _min, max) => [0, niceMax(max)] }, vol: { range: (_u, _min, max) => [0, Math.max(4, max * 1.25)] } },
-    series: [
-      { label: 'Month', value: (_u, value) => (value === null || value === undefined ? '—' : monthLabel(trend[Math.round(value)]?.date ?? '', 'long')) },
-      {
-        label: 'Average price',
-        scale: 'usd',
-        stroke: COLORS.average,
-        width: 2.5,
-        points: { show: true, size: 7, fill: '#fff', stroke: COLORS.average },
-        spanGaps: true,
-        value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
-      },
-      {
-        label: 'Median (all sales)',
-        scale: 'usd',
-        stroke: COLORS.median,
-        width: 1.5,
-        dash: [6, 5],
-        points: { show: false },
-        value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
-      },
-      barSeries({
-        label: 'Sales',
-        scale: 'vol',
-        fill: COLORS.volume,
-        stroke: COLORS.volumeStroke,
-        width: 1,
-        size: [0.55, 48],
-        value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
-      }),
-    ],
-    axes: [
-      categoryAxis(x, (i, width) => (width < 520 && i % 2 === 1 ? '' : (labels[i] ?? ''))),
-      axis({ scale: 'usd', grid: true, size: 64, values: (_u, splits) => splits.map((v) => usd(v, { compact: true })) }),
-      axis({ scale: 'vol', side: 1, size: 44, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')) }),
-    ],
-  });
-  mountChart(plot, element, options, [x, average, median, volume], signal);
+  const build = (width: number): uPlot.Options => {
+    const options: uPlot.Options = {
+      width,
+      height: chartHeight(),
+      padding: [12, 4, 0, 4],
+      cursor: { drag: { x: false, y: false }, points: { size: 8 } },
+      legend: { live: true },
+      scales: { x: { time: false, range: [-0.6, Math.max(0, trend.length - 1) + 0.6] }, usd: { auto: true, range: (_u, _min, max) => [0, niceMax(max)] }, vol: { range: (_u, _min, max) => [0, Math.max(4, max * 1.25)] } },
+      series: [
+        { label: 'Month', value: (_u, value) => (value === null || value === undefined ? '—' : monthLabel(trend[Math.round(value)]?.date ?? '', 'long')) },
+        {
+          label: 'Average price',
+          scale: 'usd',
+          stroke: COLORS.average,
+          width: 2.5,
+          points: { show: true, size: 7, fill: '#fff', stroke: COLORS.average },
+          spanGaps: true,
+          value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
+        },
+        {
+          label: 'Median (all sales)',
+          scale: 'usd',
+          stroke: COLORS.median,
+          width: 1.5,
+          dash: [6, 5],
+          points: { show: false },
+          value: (_u, value) => (value === null || value === undefined ? '—' : usd(value)),
+        },
+        {
+          label: 'Sales',
+          scale: 'vol',
+          fill: COLORS.volume,
+          stroke: COLORS.volumeStroke,
+          width: 1,
+          paths: uPlot.paths.bars?.({ size: [0.55, 48], align: 0 }),
+          points: { show: false },
+          value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
+        },
+      ],
+      axes: [
+        categoryAxis(x, (i, width) => (width < 520 && i % 2 === 1 ? '' : (labels[i] ?? ''))),
+        axis({ scale: 'usd', grid: true, size: 64, values: (_u, splits) => splits.map((v) => usd(v, { compact: true })) }),
+        axis({ scale: 'vol', side: 1, size: 44, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')) }),
+      ],
+    };
+    return options;
+  };
+  mountChart(plot, element, build, [x, average, median, volume], signal);
   return element;
 }
 
