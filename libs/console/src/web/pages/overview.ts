@@ -1,6 +1,5 @@
 import { icon } from '../components/icons';
 import { toast } from '../components/toast';
-import { usageChart } from '../components/usage-chart';
 import { alertBox, badge, busy, button, card, descriptionList, linkButton, pageHeader, skeleton } from '../components/ui';
 import { api } from '../lib/api';
 import { h, replace } from '../lib/dom';
@@ -9,6 +8,7 @@ import { humanize } from '../lib/messages';
 import { PageContext } from '../lib/router';
 import { session } from '../lib/session';
 import type { Account, Overview, PlanId } from '../lib/types';
+import { usageChart } from '../components/usage-chart';
 
 /** The plan the API says is in effect (an expired paid plan is Free), else the account's. */
 function effectivePlan(overview: Overview): PlanId {

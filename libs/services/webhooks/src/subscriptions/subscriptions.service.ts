@@ -29,15 +29,16 @@ import { AccountGate, Features } from '../plans/account-gate';
 import { toSubscription } from './subscription.projection';
 import { changesActivation, parseCreateInput, parsePatchInput, SubscriptionInput, SubscriptionPatch } from './subscription-input';
 
-type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcResponse<(typeof WebhooksPatterns)[P]>>>;
-
-/** One test per endpoint per minute (SPEC Limits). */
-export const TEST_COOLDOWN_SECONDS = 60;
 /**
  * `Retry-After` of the 409 a delete gets while an attempt is in flight: a short poll, since an
  * attempt ends within the receiver timeout (10 s) and most within a second.
  */
 export const DELETE_RETRY_AFTER_SECONDS = 2;
+
+type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcResponse<(typeof WebhooksPatterns)[P]>>>;
+
+/** One test per endpoint per minute (SPEC Limits). */
+export const TEST_COOLDOWN_SECONDS = 60;
 /** How long the previous secret keeps signing after a rotation (SPEC Limits). */
 export const ROTATION_OVERLAP_HOURS = 24;
 
