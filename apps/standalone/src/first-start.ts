@@ -1,5 +1,5 @@
 import { ensureDemoAccounts } from '@cars/accounts';
-import { DEFAULT_AUCTIONS, DEFAULT_LIVE, describeCounts, generateObservations } from '@cars/datagen';
+import { DEFAULT_AUCTIONS, DEFAULT_LIVE, generateObservations, observationCount } from '@cars/datagen';
 import { pgPoolOf, readInstanceState, writeInstanceState } from '@cars/persistence';
 import { ProgressMeter } from '@cars/runtime';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
@@ -62,13 +62,19 @@ export async function prepareData(
     return { messages, background: Promise.resolve(), cancel: () => Promise.resolve() };
   }
 
-  messages.push('', `Loading the demo data set in the background: ${describeCounts(DEFAULT_AUCTIONS, DEFAULT_LIVE)}; progress is logged.`);
+  // The data set's size, said as the generator makes it: completed auctions plus live ones.
+  const count = (n: number) => n.toLocaleString('en-US');
+  const demoSet = { auctions: DEFAULT_AUCTIONS, live: DEFAULT_LIVE };
+  messages.push(
+    '',
+    `Loading the demo data set (${count(observationCount(demoSet))} auctions: ${count(demoSet.auctions)} completed, ${count(demoSet.live)} live) in the background; progress is logged.`,
+  );
   const abort = new AbortController();
   const background = (async () => {
     const started = Date.now();
-    const meter = new ProgressMeter(DEFAULT_AUCTIONS + DEFAULT_LIVE, 'demo data');
+    const meter = new ProgressMeter(observationCount(demoSet), 'demo data');
     let lastLog = 0;
-    const result = await bulkLoadObservations(dataSource, untilAborted(generateObservations({}), abort.signal), {
+    const result = await bulkLoadObservations(dataSource, untilAborted(generateObservations(demoSet), abort.signal), {
       onProgress: (count) => {
         meter.set(count);
         if (Date.now() - lastLog > PROGRESS_EVERY_MS) {
