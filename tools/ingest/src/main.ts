@@ -11,20 +11,20 @@ import { errorMessage } from '@cars/contracts';
 
 const USAGE = 'usage: npm run ingest -- FILE.ndjson [--rate N] [--wait [--wait-timeout SECONDS]] [--allow-rewrite]';
 
-/** Exit code when the file would rewrite auctions the database holds and --allow-rewrite is absent. */
+/**
+ * Exit code when the file would rewrite auctions the database holds and --allow-rewrite is absent:
+ * before sending, the CLI reads the whole file, prints what it holds and, with a database to ask
+ * (DATABASE_URL or the quick-start instance's), counts the file's auctions that exist already.
+ */
 const EXIT_WOULD_REWRITE = 4;
 
 /**
- * `npm run ingest -- FILE.ndjson [--rate N] [--wait] [--allow-rewrite]`: publishes each line of
- * the file as one observation (docs/api/ingestion.md). With RABBITMQ_URL: to the `observations`
- * queue with publisher confirms; `--wait` then waits until the change-detector has applied,
- * parked or rejected each one (read from DATABASE_URL) and prints those counts.
- * Without it: to the running quick-start instance's loopback ingestion endpoint.
- *
- * First it reads the whole file and prints what it holds; with a database to ask (DATABASE_URL or
- * the quick-start instance's), it also counts the file's auctions the database already holds and
- * stops (exit 4) unless `--allow-rewrite` says that updating them is meant.
- * Progress on stderr; a JSON summary on stdout; non-zero exit with a message on error.
+ * `npm run ingest -- FILE.ndjson [--rate N] [--wait]`: publishes each line of the file as one
+ * observation (docs/api/ingestion.md). With RABBITMQ_URL: to the `observations` queue with
+ * publisher confirms; `--wait` then waits until the change-detector has applied, parked or rejected
+ * each one (read from DATABASE_URL) and prints those counts. Without it: to the running quick-start
+ * instance's loopback ingestion endpoint. Progress on stderr; a JSON summary on stdout; non-zero
+ * exit with a message on error.
  */
 async function main(argv: string[]): Promise<number> {
   let options: IngestOptions;
