@@ -19,6 +19,9 @@ export function usageChart(daily: Usage['daily'], signal: AbortSignal): HTMLElem
   const totals = daily.map((d) => d.requests + d.deliveries);
   const label = (index: number, style: 'short' | 'long' = 'short') => dayLabel(daily[index]?.date ?? '', style);
   const total = totals.reduce((sum, v) => sum + v, 0);
+  // Without a cursor on the chart the legend shows today (the last day), not dashes.
+  const at = (index: number | null | undefined) => (index === null || index === undefined ? daily.length - 1 : index);
+  const figure = (values: number[], index: number | null | undefined) => (values[at(index)] === undefined ? '—' : number(values[at(index)]!));
 
   const plot = h('div', { class: 'chart-canvas' });
   const used = daily.filter((d) => d.requests + d.deliveries > 0);
@@ -41,21 +44,21 @@ export function usageChart(daily: Usage['daily'], signal: AbortSignal): HTMLElem
     legend: { live: true },
     scales: { x: { time: false, range: [-0.6, span - 0.4] }, y: { range: (_u, _min, max) => [0, Math.max(4, Math.ceil(max * 1.15))] } },
     series: [
-      { label: 'Day', value: (_u, value) => (value === null || value === undefined ? '—' : label(Math.round(value), 'long')) },
+      { label: 'Day', value: (_u, _value, _series, index) => label(at(index), 'long') || '—' },
       // The total drawn first in the deliveries' color, requests over its lower part: stacked bars.
       barSeries({
         label: 'Webhook deliveries',
         fill: COLORS.deliveries,
         width: 0,
         size: [0.7, 24],
-        value: (_u, _value, _series, index) => (index === null || index === undefined || deliveries[index] === undefined ? '—' : number(deliveries[index])),
+        value: (_u, _value, _series, index) => figure(deliveries, index),
       }),
       barSeries({
         label: 'API requests',
         fill: COLORS.requests,
         width: 0,
         size: [0.7, 24],
-        value: (_u, value) => (value === null || value === undefined ? '—' : number(value)),
+        value: (_u, _value, _series, index) => figure(requests, index),
       }),
     ],
     axes: [
