@@ -22,6 +22,9 @@ export function usageChart(daily: Usage['daily'], signal: AbortSignal): HTMLElem
   // Without a cursor on the chart the legend shows today (the last day), not dashes.
   const at = (index: number | null | undefined) => (index === null || index === undefined ? daily.length - 1 : index);
   const figure = (values: number[], index: number | null | undefined) => (values[at(index)] === undefined ? '—' : number(values[at(index)]!));
+  /** One layer of the stacked bars; its legend reads `values` (the layer's own figures). */
+  const stacked = (name: string, color: string, values: number[]) =>
+    barSeries({ label: name, fill: color, width: 0, size: [0.7, 24], value: (_u, _value, _series, index) => figure(values, index) });
 
   const plot = h('div', { class: 'chart-canvas' });
   const used = daily.filter((d) => d.requests + d.deliveries > 0);
@@ -46,20 +49,8 @@ export function usageChart(daily: Usage['daily'], signal: AbortSignal): HTMLElem
     series: [
       { label: 'Day', value: (_u, _value, _series, index) => label(at(index), 'long') || '—' },
       // The total drawn first in the deliveries' color, requests over its lower part: stacked bars.
-      barSeries({
-        label: 'Webhook deliveries',
-        fill: COLORS.deliveries,
-        width: 0,
-        size: [0.7, 24],
-        value: (_u, _value, _series, index) => figure(deliveries, index),
-      }),
-      barSeries({
-        label: 'API requests',
-        fill: COLORS.requests,
-        width: 0,
-        size: [0.7, 24],
-        value: (_u, _value, _series, index) => figure(requests, index),
-      }),
+      stacked('Webhook deliveries', COLORS.deliveries, deliveries),
+      stacked('API requests', COLORS.requests, requests),
     ],
     axes: [
       // A label every few days, fewer on a narrow chart.
