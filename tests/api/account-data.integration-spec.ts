@@ -75,8 +75,13 @@ describe('account area: overview, keys, webhooks, stats', () => {
       account: expect.objectContaining({ id: accountId, plan: '1k', email_verified: false }),
       plan: { id: '1k', name: '1K', monthly_allowance: 1000, paid: true, webhook_endpoints: 1, expired: false },
       billing_period: { start: start.toISOString(), end: end.toISOString() },
-      usage: { used: 7, reserved: 0, allowance: 1000, remaining: 993, requests: 5, deliveries: 2, resets_at: end.toISOString() },
+      usage: { used: 7, reserved: 0, allowance: 1000, remaining: 993, requests: 5, deliveries: 2, resets_at: end.toISOString(), daily: expect.any(Array) },
     });
+    // Every day of the period so far, the charge (the ledger row written above) on today.
+    const today = now.toISOString().slice(0, 10);
+    expect(res.body.usage.daily).toHaveLength(now.getUTCDate());
+    expect(res.body.usage.daily[0].date).toBe(start.toISOString().slice(0, 10));
+    expect(res.body.usage.daily.at(-1)).toEqual({ date: today, requests: 5, deliveries: 2 });
     // A lapsed paid plan shows as Free.
     await db.query(`UPDATE accounts SET plan_expires_at = now() - interval '1 day' WHERE id = $1`, [accountId]);
     const lapsed = await browser.get('/account/overview');
@@ -248,6 +253,7 @@ describe('account area: overview, keys, webhooks, stats', () => {
       expect(after.used).toBe(before.used + 1);
       const overview = await browser.get('/account/overview');
       expect(overview.body.usage).toMatchObject({ used: before.used + 1, requests: before.used + 1, deliveries: 0 });
+      expect(overview.body.usage.daily.at(-1)).toEqual({ date: new Date().toISOString().slice(0, 10), requests: before.used + 1, deliveries: 0 });
       // A bad query is 400 and not counted (as /stats).
       expect((await browser.get('/account/stats')).status).toBe(400);
       expect((await settledUsage(db, accountId)).used).toBe(before.used + 1);

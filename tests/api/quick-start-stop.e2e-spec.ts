@@ -67,6 +67,11 @@ describe('quick start stops cleanly on SIGINT', () => {
     expect({ code: run.code, signal: run.signal }).toEqual({ code: 0, signal: null });
     expect(run.output.split('\n').filter((line) => BAD_LINE.test(line))).toEqual([]);
     expect(run.output).toContain('loading the demo data set stopped; it goes on at the next start');
+    expect(run.output).toContain('Loading the demo data set (121,500 auctions: 120,000 completed, 1,500 live) in the background');
+    // Progress as the ingest CLI shows it: done of total, percentage, rate and time left.
+    const progress = JSON.parse(run.output.split('\n').find((line) => line.includes('"msg":"loading the demo data set"'))!) as Record<string, unknown>;
+    expect(progress).toMatchObject({ total: 121_500, observations: expect.any(Number), percent: expect.any(Number), eta_seconds: expect.any(Number) });
+    expect(progress.progress).toMatch(/^demo data \[[#-]{24}\] [\d,]+\/121,500 \(\d+%\) [\d,]+ obs\/s ETA \d+:\d\d$/);
     expect(run.stopMs).toBeLessThan(30_000);
   }, 120_000);
 

@@ -532,6 +532,9 @@ describe('webhook management through the gateway', () => {
       const again = await api.post(account.apiKey, `/webhooks/${data.id}/test`);
       expect(again.status).toBe(409);
       expect(again.body.message).toMatch(/one test per endpoint per minute: the next test can be sent in \d+ s/i);
+      const wait = Number(again.headers.get('retry-after'));
+      expect(wait).toBeGreaterThanOrEqual(59);
+      expect(again.body.message).toContain(`in ${wait} s`);
       await db.query(`UPDATE webhook_subscriptions SET last_test_at = now() - interval '61 seconds' WHERE id = $1`, [uuid(data.id)]);
       expect((await api.post(account.apiKey, `/webhooks/${data.id}/test`)).status).toBe(202);
       const listed = await api.get(account.apiKey, `/webhooks/${data.id}/deliveries`);
@@ -648,6 +651,7 @@ describe('webhook management through the gateway', () => {
       const busy = await api.delete(account.apiKey, `/webhooks/${data.id}`);
       expect(busy.status).toBe(409);
       expect(busy.body.message).toContain('in flight');
+      expect(busy.headers.get('retry-after')).toBe('2');
       await db.query(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE id = $1`, [uuid(sending)]);
       const res = await api.delete(account.apiKey, `/webhooks/${data.id}`);
       expect(res.status).toBe(204);

@@ -390,6 +390,16 @@ describe('account console (browser)', () => {
     // GET /auctions with the key and the Market view's /stats; the test delivery was free.
     expect(Number(await page.locator('.meter').getAttribute('data-used'))).toBe(2);
     expect(await text('.legend')).toMatch(/API requests\s*2/);
+    // The period's daily usage as a uPlot chart: every day so far, today's two requests in it.
+    const chart = page.locator('[data-testid="usage-chart"]');
+    await chart.locator('canvas').waitFor();
+    expect(Number(await chart.getAttribute('data-days'))).toBe(new Date().getUTCDate());
+    expect(Number(await chart.getAttribute('data-total'))).toBe(2);
+    // Without a cursor the legend reads today's figures.
+    expect(await chart.locator('.u-legend').textContent()).toMatch(/Webhook deliveries:?\s*0.*API requests:?\s*2/);
+    const box = await chart.locator('canvas').boundingBox();
+    expect(box!.width).toBeGreaterThan(400);
+    expect(await chart.locator('.visually-hidden').textContent()).toMatch(/2 requests, 0 deliveries/);
     await screenshots(page, '19-overview-in-use');
   }, 30_000);
 

@@ -1,6 +1,7 @@
 import { ensureDemoAccounts } from '@cars/accounts';
 import { DEFAULT_AUCTIONS, DEFAULT_LIVE, generateObservations, observationCount } from '@cars/datagen';
 import { pgPoolOf, readInstanceState, writeInstanceState } from '@cars/persistence';
+import { ProgressMeter } from '@cars/runtime';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import type { Logger } from 'pino';
 import { DataSource } from 'typeorm';
@@ -31,6 +32,8 @@ async function* untilAborted<T>(items: Iterable<T>, signal: AbortSignal): AsyncG
 }
 
 const YIELD_EVERY = 200;
+/** The demo load logs where it stands this often. */
+const PROGRESS_EVERY_MS = 5000;
 
 const DEMO_DATA = 'demo_data';
 
@@ -69,12 +72,18 @@ export async function prepareData(
   const abort = new AbortController();
   const background = (async () => {
     const started = Date.now();
+    const meter = new ProgressMeter(observationCount(demoSet), 'demo data');
     let lastLog = 0;
     const result = await bulkLoadObservations(dataSource, untilAborted(generateObservations(demoSet), abort.signal), {
       onProgress: (count) => {
-        if (Date.now() - lastLog > 5000) {
+        meter.set(count);
+        if (Date.now() - lastLog > PROGRESS_EVERY_MS) {
           lastLog = Date.now();
-          options.log.info({ observations: count }, 'loading the demo data set');
+          const { done, total, percent, etaSeconds } = meter.snapshot();
+          options.log.info(
+            { observations: done, total, percent, eta_seconds: Math.round(etaSeconds), progress: meter.line() },
+            'loading the demo data set',
+          );
         }
       },
     });

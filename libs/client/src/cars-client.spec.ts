@@ -43,7 +43,7 @@ const MONTHLY = {
 };
 const PAGE = { data: [], meta: { total: 0, page: 1, limit: 50, total_pages: 0, has_more: false, next_cursor: null } };
 
-function client(fetch: FetchLike, options: { maxRetries?: number; maxRetryDelayMs?: number } = {}) {
+function client(fetch: FetchLike, options: { maxRetries?: number; maxRetryDelayMs?: number; maxConflictWaitMs?: number } = {}) {
   const waits: number[] = [];
   const cars = new CarsClient({
     baseUrl: 'https://api.example.test/v/',
@@ -229,6 +229,49 @@ describe('CarsClient and the burst limit', () => {
     controller.abort(new Error('stop'));
     await expect(pending).rejects.toThrow('stop');
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe('CarsClient and a webhook delete during a delivery attempt', () => {
+  const IN_FLIGHT = {
+    status: 409,
+    headers: { 'retry-after': '2' },
+    body: { error: 'Conflict', message: 'A delivery attempt to this endpoint is in flight; delete it once the attempt ends (at most 10 s): retry after 2 s' },
+  };
+
+  it('waits Retry-After and deletes once the attempt is over', async () => {
+    const { fetch, sent } = fakeFetch(IN_FLIGHT, IN_FLIGHT, { status: 204 });
+    const { cars, waits } = client(fetch);
+    await expect(cars.webhooks.delete('whe_1')).resolves.toBeUndefined();
+    expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual(Array(3).fill('DELETE https://api.example.test/v/webhooks/whe_1'));
+    expect(waits).toEqual([2000, 2000]);
+  });
+
+  it('gives up with the ConflictError once maxConflictWaitMs would be passed', async () => {
+    const { fetch, sent } = fakeFetch(IN_FLIGHT);
+    const { cars, waits } = client(fetch, { maxConflictWaitMs: 5000 });
+    const error = await cars.webhooks.delete('whe_1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error).toMatchObject({ status: 409, retryAfter: 2 });
+    expect(waits).toEqual([2000, 2000]);
+    expect(sent).toHaveLength(3);
+    // With the default budget (30 s): fifteen waits of 2 s.
+    const again = client(fakeFetch(IN_FLIGHT).fetch);
+    await expect(again.cars.webhooks.delete('whe_1')).rejects.toBeInstanceOf(ConflictError);
+    expect(again.waits).toHaveLength(15);
+  });
+
+  it('does not wait out a 409 without Retry-After, nor a 409 of another route', async () => {
+    const final = { ...IN_FLIGHT, headers: {} };
+    const { fetch, sent } = fakeFetch(final);
+    await expect(client(fetch).cars.webhooks.delete('whe_1')).rejects.toBeInstanceOf(ConflictError);
+    expect(sent).toHaveLength(1);
+    const cooldown = fakeFetch({ status: 409, headers: { 'retry-after': '58' }, body: { error: 'Conflict', message: 'One test per endpoint per minute' } });
+    await expect(client(cooldown.fetch).cars.webhooks.sendTest('whe_1')).rejects.toBeInstanceOf(ConflictError);
+    expect(cooldown.sent).toHaveLength(1);
+    const off = fakeFetch(IN_FLIGHT);
+    await expect(client(off.fetch, { maxConflictWaitMs: 0 }).cars.webhooks.delete('whe_1')).rejects.toBeInstanceOf(ConflictError);
+    expect(off.sent).toHaveLength(1);
   });
 });
 

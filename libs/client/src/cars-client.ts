@@ -138,9 +138,13 @@ export class CarsClient {
     update: (id: string, body: UpdateWebhookBody, options?: RequestOptions): Promise<WebhookResponse> =>
       this.send({ method: 'PATCH', path: `/webhooks/${segment(id)}`, body, authenticated: true }, options),
 
-    /** `DELETE /webhooks/{id}`: the webhook and its delivery history (409 while an attempt is in flight). */
+    /**
+     * `DELETE /webhooks/{id}`: the webhook and its delivery history. While a delivery attempt to it
+     * is in flight (e.g. right after `sendTest`) the API answers 409 with `Retry-After`: the client
+     * waits and sends again, up to `maxConflictWaitMs` (30 s) in all, then throws the ConflictError.
+     */
     delete: async (id: string, options?: RequestOptions): Promise<void> => {
-      await this.send<undefined>({ method: 'DELETE', path: `/webhooks/${segment(id)}`, authenticated: true }, options);
+      await this.send<undefined>({ method: 'DELETE', path: `/webhooks/${segment(id)}`, authenticated: true, waitOutConflict: true }, options);
     },
 
     /** `POST /webhooks/{id}/test`: queues a `webhook.test` event (one per endpoint per minute). */

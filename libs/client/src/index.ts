@@ -3,7 +3,7 @@ export * from './cars-client';
 export * from './errors';
 export type { CursorPage, NumberedPage } from './paging';
 export type { FetchLike, RequestOptions, TransportOptions } from './transport';
-export { DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS } from './transport';
+export { DEFAULT_MAX_CONFLICT_WAIT_MS, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY_MS } from './transport';
 export * from './webhook-verifier';
 export { EVENT_API_VERSION, EventTypes, SUBSCRIBABLE_EVENT_TYPES } from './generated/events';
 export type {

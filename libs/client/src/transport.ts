@@ -1,4 +1,4 @@
-import { ApiError, apiErrorFrom, parseRateLimit, RateLimitError, RateLimitInfo, ServiceUnavailableError } from './errors';
+import { ApiError, apiErrorFrom, ConflictError, parseRateLimit, RateLimitError, RateLimitInfo, ServiceUnavailableError } from './errors';
 
 /** The part of `fetch` the client uses (the global one, undici's, or a test's fake). */
 export type FetchLike = (
@@ -20,6 +20,12 @@ export interface TransportOptions {
   maxRetries?: number;
   /** A `Retry-After` longer than this is not waited for: the error is thrown. Default 60 s. */
   maxRetryDelayMs?: number;
+  /**
+   * How long, in all, `webhooks.delete` keeps waiting out a 409 that carries `Retry-After` (a
+   * delivery attempt to the endpoint is in flight, e.g. right after a test) before it throws the
+   * ConflictError; 0 turns this off. Default 30 s (an attempt ends within 10 s).
+   */
+  maxConflictWaitMs?: number;
   /** Extra headers on every request (e.g. a User-Agent of yours). */
   headers?: Record<string, string>;
   /** How the client waits before a retry (default: a timer; tests pass a fake). */
@@ -41,11 +47,14 @@ export interface ApiRequest {
   authenticated: boolean;
   /** Statuses other than 2xx that are answers, not errors (e.g. 503 of /health/ready). */
   accept?: number[];
+  /** A 409 with `Retry-After` is a passing state (an attempt in flight): wait and send again, within maxConflictWaitMs. */
+  waitOutConflict?: boolean;
   signal?: AbortSignal;
 }
 
 export const DEFAULT_MAX_RETRIES = 3;
 export const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
+export const DEFAULT_MAX_CONFLICT_WAIT_MS = 30_000;
 
 /** Sends requests, parses JSON, maps errors and waits out burst limits. */
 export class Transport {
@@ -53,6 +62,7 @@ export class Transport {
   private readonly fetch: FetchLike;
   private readonly maxRetries: number;
   private readonly maxRetryDelayMs: number;
+  private readonly maxConflictWaitMs: number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The monthly allowance as the latest counted response reported it. */
   rateLimit: RateLimitInfo | undefined;
@@ -65,6 +75,7 @@ export class Transport {
     this.fetch = fetchImpl;
     this.maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
     this.maxRetryDelayMs = options.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
+    this.maxConflictWaitMs = options.maxConflictWaitMs ?? DEFAULT_MAX_CONFLICT_WAIT_MS;
     this.sleep = options.sleep ?? delay;
   }
 
@@ -75,7 +86,9 @@ export class Transport {
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     if (body !== undefined) headers['content-type'] = 'application/json';
 
-    for (let attempt = 0; ; attempt += 1) {
+    let retries = 0;
+    let conflictWaitedMs = 0;
+    for (;;) {
       const response = await this.fetch(url, { method: request.method, headers, body, signal: request.signal });
       this.rateLimit = parseRateLimit(response.headers) ?? this.rateLimit;
       const text = await response.text();
@@ -86,8 +99,17 @@ export class Transport {
         return parsed.value as T;
       }
       const error = apiErrorFrom({ status: response.status, headers: response.headers, body: parsed.ok ? parsed.value : text });
-      const wait = this.retryDelayMs(error, request.method, attempt);
+      if (request.waitOutConflict && error instanceof ConflictError && error.retryAfter !== undefined) {
+        // Its own budget: the conflict passes by itself (an attempt ends), unlike a limit.
+        const wait = error.retryAfter * 1000;
+        if (conflictWaitedMs + wait > this.maxConflictWaitMs) throw error;
+        conflictWaitedMs += wait;
+        await this.sleep(wait, request.signal);
+        continue;
+      }
+      const wait = this.retryDelayMs(error, request.method, retries);
       if (wait === undefined) throw error;
+      retries += 1;
       await this.sleep(wait, request.signal);
     }
   }

@@ -6,10 +6,12 @@ import { validatePlain } from './validation';
  * What a service replies to an RPC request: a value, or an error the gateway turns into the
  * HTTP error envelope with `status`.
  */
-export type RpcReply<T> = { ok: true; value: T } | { ok: false; status: number; body: ErrorBody };
+/** A service's answer: its value, or an HTTP error (and, for a conflict that passes, when to retry: `Retry-After`). */
+export type RpcReply<T> = { ok: true; value: T } | { ok: false; status: number; body: ErrorBody; retryAfterSeconds?: number };
 
 export const rpcOk = <T>(value: T): RpcReply<T> => ({ ok: true, value });
-export const rpcError = (status: number, body: ErrorBody): RpcReply<never> => ({ ok: false, status, body });
+export const rpcError = (status: number, body: ErrorBody, options: { retryAfterSeconds?: number } = {}): RpcReply<never> =>
+  options.retryAfterSeconds === undefined ? { ok: false, status, body } : { ok: false, status, body, retryAfterSeconds: options.retryAfterSeconds };
 
 /**
  * An RPC handler's payload, validated again on consume (the gateway validated it already, but a

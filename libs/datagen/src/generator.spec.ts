@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { validateObservation } from '@cars/contracts';
 import { LIVE_SOURCE_IDS, SOURCES, findMake, resolveMakeAlias, sourceById } from '@cars/persistence';
-import { LIVE_WINDOW_DAYS, RECENT_BID_DAYS, generateObservations, newSummary, type GenerationSummary } from './generator';
+import { LIVE_WINDOW_DAYS, RECENT_BID_DAYS, generateObservations, idNamespace, newSummary, type GenerationSummary } from './generator';
 import { ENDED_STATUSES, LIVE_STATUSES, type Observation } from './observation';
 import { DAY_MS, localToUtc, type SourceZone } from './time';
 import { isValidVin } from './vin';
@@ -81,6 +81,31 @@ describe('generateObservations', () => {
         bids.add(bidKey);
       }
     }
+  });
+
+  it('puts the ids of different seeds in different namespaces; the default seed (the demo data set) keeps plain ids', () => {
+    const keys = (options: Parameters<typeof generateObservations>[0]) => {
+      const out = new Set<string>();
+      for (const o of generateObservations({ auctions: 1500, live: 100, today: TODAY, ...options })) {
+        out.add(`a:${o.source}/${o.source_auction_id}`);
+        for (const bid of o.bids) out.add(`b:${o.source}/${bid.source_bid_id}`);
+      }
+      return out;
+    };
+    const demo = keys({});
+    const other = keys({ seed: 4242 });
+    const named = keys({ seed: 4242, namespace: 'batch_2' });
+    expect([...demo].filter((k) => other.has(k))).toEqual([]);
+    expect([...other].filter((k) => named.has(k))).toEqual([]);
+    expect([...demo].some((k) => k === 'a:bringatrailer/30000')).toBe(true);
+    expect([...other].every((k) => /^[ab]:[a-z]+\/s4242-/.test(k))).toBe(true);
+    expect([...named].every((k) => /^[ab]:[a-z]+\/batch_2-/.test(k))).toBe(true);
+    expect(data[0].source_auction_id.startsWith('sspec-')).toBe(true);
+    expect(idNamespace('1')).toBe('');
+    expect(idNamespace(7)).toBe('s7');
+    expect(idNamespace('a seed with spaces')).toMatch(/^h[0-9a-f]{16}$/);
+    expect(idNamespace('a seed with spaces')).not.toBe(idNamespace('a seed with spaces!'));
+    expect(() => Array.from(generateObservations({ namespace: 'no spaces' }))).toThrow(/namespace must be/);
   });
 
   it('uses every source with its own currencies, time format and statuses', () => {

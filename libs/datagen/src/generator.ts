@@ -6,6 +6,7 @@
  *
  * Everything streams: one observation is built at a time; memory stays flat whatever the count.
  */
+import { createHash } from 'node:crypto';
 import {
   EXCLUDED_MAKE_ALIASES,
   GENERIC_EXTERIOR_COLORS,
@@ -48,6 +49,12 @@ export interface GenerateOptions {
   seed?: string | number;
   /** YYYY-MM-DD; completed auctions end before it, live ones after it (default: the current UTC date). */
   today?: string;
+  /**
+   * Prefix of every source auction id and bid id (`<namespace>-<id>`), 1–32 letters, digits or
+   * `_`. Default: derived from the seed (see idNamespace), so data sets of two different seeds
+   * never share an id and one never rewrites the other's auctions.
+   */
+  namespace?: string;
 }
 
 export interface GenerationSummary {
@@ -68,6 +75,12 @@ export function newSummary(): GenerationSummary {
   return { completed: 0, live: 0, bids: 0, junk: 0, aliasedMakes: 0, bySourceStatus: {}, makes: new Set(), models: new Set(), soldByMonth: {} };
 }
 
+/** "N auctions (X completed, Y live)", the wording both data tools use for what a file holds. */
+export function describeCounts(completed: number, live: number): string {
+  const n = (v: number) => v.toLocaleString('en-US');
+  return `${n(completed + live)} auctions (${n(completed)} completed, ${n(live)} live)`;
+}
+
 /** The current UTC date as YYYY-MM-DD (the default `today`). */
 export function currentUtcDate(): string {
   return formatDate(Date.now());
@@ -78,6 +91,22 @@ interface ResolvedOptions {
   live: number;
   seed: string;
   today: string;
+  /** '' for none (the default seed's data set: the demo data set keeps its ids). */
+  namespace: string;
+}
+
+const NAMESPACE = /^[A-Za-z0-9_]{1,32}$/;
+
+/**
+ * The id namespace a seed gets when none is given: none for the default seed (the demo data set,
+ * whose ids stay as they always were); `s<seed>` for a seed of 1–24 letters, digits or `_` (so two
+ * such seeds can never share a namespace); otherwise `h` and 16 hex digits of the seed's SHA-256.
+ */
+export function idNamespace(seed: string | number = DEFAULT_SEED): string {
+  const text = String(seed);
+  if (text === DEFAULT_SEED) return '';
+  if (/^[A-Za-z0-9_]{1,24}$/.test(text)) return `s${text}`;
+  return `h${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}`;
 }
 
 export function resolveOptions(options: GenerateOptions = {}): ResolvedOptions {
@@ -88,7 +117,11 @@ export function resolveOptions(options: GenerateOptions = {}): ResolvedOptions {
   const today = options.today ?? currentUtcDate();
   const todayMs = parseDate(today);
   if (todayMs < parseDate('2018-03-01')) throw new Error(`today must be 2018-03-01 or later (got ${today})`);
-  return { auctions, live, seed: String(options.seed ?? DEFAULT_SEED), today };
+  const seed = String(options.seed ?? DEFAULT_SEED);
+  if (options.namespace !== undefined && !NAMESPACE.test(options.namespace)) {
+    throw new Error(`namespace must be 1-32 letters, digits or "_" (got "${options.namespace}")`);
+  }
+  return { auctions, live, seed, today, namespace: options.namespace ?? idNamespace(seed) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -787,7 +820,7 @@ class DataSetGenerator {
       }
       for (let i = 0; i < amounts.length; i++) {
         bids.push({
-          source_bid_id: p.bidId(this.bidCounters[t.index]++),
+          source_bid_id: this.scoped(p.bidId(this.bidCounters[t.index]++)),
           bidder_name: this.bidderName(t, assigned[i]),
           amount: amounts[i],
           currency,
@@ -828,7 +861,7 @@ class DataSetGenerator {
     const text = listingText(rng, facts);
     const title = listingTitle(rng, p.titleStyle, { ...facts, endYear });
 
-    const id = p.auctionId(this.auctionCounters[t.index]++);
+    const id = this.scoped(p.auctionId(this.auctionCounters[t.index]++));
     const slug = slugify(`${year} ${car.listingMake} ${car.listingModel}`);
     const endDateLabel = formatDate(a.endLocal);
 
@@ -894,7 +927,7 @@ class DataSetGenerator {
     const amount = roundPrice(Math.max(100, 1500 * Math.exp(rng.normal())) / usdRate(currency, formatDate(endLocal).slice(0, 7)));
     const finalStatus: EndedStatus = status === 'reserve not met' ? 'sold' : status;
     const year = ['Go-Kart', 'Golf Cart', 'Trailer', 'Boat'].includes(category) ? rng.int(1960, 2020) : null;
-    const id = p.auctionId(this.auctionCounters[t.index]++);
+    const id = this.scoped(p.auctionId(this.auctionCounters[t.index]++));
     const slug = slugify(item);
     const endDateLabel = formatDate(endLocal);
     const auction: ObservationAuction = {
@@ -954,6 +987,11 @@ class DataSetGenerator {
     this.summary.makes.add(car.make.name);
     this.summary.models.add(`${car.make.name}|${car.model.name}`);
     if (car.listingMake !== car.make.name) this.summary.aliasedMakes++;
+  }
+
+  /** A source's own id within this data set's namespace. */
+  private scoped(id: string): string {
+    return this.options.namespace === '' ? id : `${this.options.namespace}-${id}`;
   }
 
   private tally(source: SourceId, status: string): void {

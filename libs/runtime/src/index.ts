@@ -8,3 +8,4 @@ export * from './embedded-database';
 export * from './worker';
 export * from './process-utils';
 export * from './http-edge';
+export * from './progress';

@@ -12,6 +12,7 @@ describe('datagen arguments', () => {
       quiet: true,
     });
     expect(parseArgs(['--out', 'y.ndjson'])).toEqual({ auctions: DEFAULT_AUCTIONS, live: DEFAULT_LIVE, seed: '1', today: currentUtcDate(), out: 'y.ndjson', quiet: false });
+    expect(parseArgs(['--out', 'z.ndjson', '--seed', '7', '--namespace', 'second_set'])).toMatchObject({ seed: '7', namespace: 'second_set' });
     expect(parseArgs(['--help'])).toBe('help');
   });
 
@@ -26,6 +27,7 @@ describe('datagen arguments', () => {
     [['--out', 'x', 'extra'], /unexpected argument "extra"/],
     [['--out', 'x', '--seed'], /--seed needs a value/],
     [['--out', 'x', '--out', 'y'], /--out given twice/],
+    [['--out', 'x', '--namespace', 'two words'], /--namespace must be 1-32 letters/],
   ])('rejects %j', (argv, message) => {
     expect(() => parseArgs(argv)).toThrow(UsageError);
     expect(() => parseArgs(argv)).toThrow(message);

@@ -8,25 +8,33 @@ export interface CliOptions {
   auctions: number;
   live: number;
   seed: string;
+  /** Set only when given; otherwise the generator derives it from the seed. */
+  namespace?: string;
   today: string;
   out: string;
   quiet: boolean;
 }
 
-export const USAGE = `Usage: npm run datagen -- --out FILE.ndjson [--auctions N] [--seed S] [--today YYYY-MM-DD] [--live N] [--quiet]
+export const USAGE = `Usage: npm run datagen -- --out FILE.ndjson [--auctions N] [--live N] [--seed S] [--namespace NS] [--today YYYY-MM-DD] [--quiet]
 
-Writes a deterministic synthetic data set of auction observations (docs/api/ingestion.md), one JSON object
-per line: N completed auctions (default ${DEFAULT_AUCTIONS}) ending from 2018-01-01 to the day before
---today, then --live live auctions (default ${DEFAULT_LIVE}) ending within 10 days after it.
+Writes a deterministic synthetic data set of auction observations, one JSON object per line
+(the format of docs/api/ingestion.md): N completed auctions ending from 2018-01-01 to the day before
+--today, THEN --live live auctions ending within 10 days after it. The file holds N + live lines:
+"--auctions 300" alone writes ${(300 + DEFAULT_LIVE).toLocaleString('en-US')} lines (add "--live 0" for completed auctions only).
 
   --out FILE      output file (written as FILE.tmp, then renamed); "-" writes to standard output
-  --auctions N    completed auctions (default ${DEFAULT_AUCTIONS})
-  --seed S        any string (default "${DEFAULT_SEED}")
+  --auctions N    completed auctions (default ${DEFAULT_AUCTIONS.toLocaleString('en-US')})
+  --live N        live auctions, written after the completed ones (default ${DEFAULT_LIVE.toLocaleString('en-US')})
+  --seed S        any string (default "${DEFAULT_SEED}", the demo data set of the quick start)
+  --namespace NS  prefix of every source id ("NS-30001"), 1-32 letters, digits or "_"; default:
+                  derived from the seed ("s<seed>", or a hash of a long seed; none for the
+                  default seed), so data sets of different seeds never share an auction or bid id
+                  and ingesting one never rewrites another's auctions
   --today DATE    the data set's "today" (default: the current UTC date)
-  --live N        live auctions (default ${DEFAULT_LIVE})
-  --quiet         no progress on standard error
+  --quiet         no progress and no summary on standard error
 
-The output is byte-identical for the same --seed, --today, --auctions and --live.`;
+The output is byte-identical for the same --seed, --namespace, --today, --auctions and --live.
+When done it prints "N auctions (X completed, Y live), Z bids, W lines" and a JSON report on standard error.`;
 
 function integer(name: string, value: string, max: number): number {
   if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a non-negative integer (got "${value}")`);
@@ -39,6 +47,7 @@ const OPTIONS = {
   auctions: { type: 'string' },
   live: { type: 'string' },
   seed: { type: 'string' },
+  namespace: { type: 'string' },
   today: { type: 'string' },
   out: { type: 'string' },
   quiet: { type: 'boolean' },
@@ -75,10 +84,15 @@ export function parseArgs(argv: readonly string[]): CliOptions | 'help' {
   }
   const seed = values.get('seed') ?? DEFAULT_SEED;
   if (seed === '') throw new UsageError('--seed must not be empty');
+  const namespace = values.get('namespace');
+  if (namespace !== undefined && !/^[A-Za-z0-9_]{1,32}$/.test(namespace)) {
+    throw new UsageError(`--namespace must be 1-32 letters, digits or "_" (got "${namespace}")`);
+  }
   return {
     auctions: values.has('auctions') ? integer('auctions', values.get('auctions') as string, 50_000_000) : DEFAULT_AUCTIONS,
     live: values.has('live') ? integer('live', values.get('live') as string, 1_000_000) : DEFAULT_LIVE,
     seed,
+    ...(namespace === undefined ? {} : { namespace }),
     today,
     out,
     quiet,

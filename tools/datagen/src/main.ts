@@ -1,9 +1,9 @@
 /**
- * `npm run datagen -- --out FILE.ndjson [--auctions N] [--seed S] [--today YYYY-MM-DD] [--live N]`
- * Exit codes: 0 done, 1 failure while writing, 2 bad arguments.
+ * `npm run datagen -- --out FILE.ndjson [--auctions N] [--live N] [--seed S] [--namespace NS] [--today YYYY-MM-DD]`
+ * (see USAGE). Exit codes: 0 done, 1 failure while writing, 2 bad arguments.
  */
 import { USAGE, UsageError, parseArgs } from './args';
-import { generateObservations, newSummary } from '@cars/datagen';
+import { describeCounts, generateObservations, idNamespace, newSummary } from '@cars/datagen';
 import { writeLines, writeNdjsonFile } from '@cars/datagen';
 import { errorMessage } from '@cars/contracts';
 
@@ -34,10 +34,15 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`datagen: ${count.toLocaleString('en-US')}/${total.toLocaleString('en-US')} (${pct}%) ${((now - started) / 1000).toFixed(1)}s\n`);
   };
   const summary = newSummary();
-  const observations = generateObservations(
-    { auctions: options.auctions, live: options.live, seed: options.seed, today: options.today },
-    summary,
-  );
+  const generate = { auctions: options.auctions, live: options.live, seed: options.seed, namespace: options.namespace, today: options.today };
+  const namespace = options.namespace ?? idNamespace(options.seed);
+  if (!options.quiet) {
+    process.stderr.write(
+      `datagen: writing ${describeCounts(options.auctions, options.live)} = ${total.toLocaleString('en-US')} lines, ` +
+        `${namespace === '' ? 'ids without a namespace (the demo data set)' : `ids in namespace "${namespace}"`}\n`,
+    );
+  }
+  const observations = generateObservations(generate, summary);
   const result =
     options.out === '-'
       ? await writeLines(process.stdout, observations, progress)
@@ -46,6 +51,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const report = {
       out: options.out,
       seed: options.seed,
+      namespace,
       today: options.today,
       observations: result.count,
       bytes: result.bytes,
@@ -60,6 +66,10 @@ async function main(argv: readonly string[]): Promise<number> {
       by_source_status: summary.bySourceStatus,
     };
     process.stderr.write(`${JSON.stringify(report, null, 2)}\n`);
+    process.stderr.write(
+      `datagen: ${options.out === '-' ? 'wrote' : `${options.out} holds`} ${describeCounts(summary.completed, summary.live)}, ` +
+        `${summary.bids.toLocaleString('en-US')} bids, ${result.count.toLocaleString('en-US')} lines\n`,
+    );
   }
   return 0;
 }

@@ -15,6 +15,8 @@ export interface IngestOptions {
   wait?: boolean;
   /** How long `wait` waits at most (seconds). */
   waitTimeoutSeconds?: number;
+  /** Send even when the database already holds some of the file's auctions (they are updated). */
+  allowRewrite?: boolean;
 }
 
 /** What became of a run's observations (`--wait`). */
@@ -29,7 +31,7 @@ export function parseArgs(argv: string[]): IngestOptions {
     args: argv,
     allowPositionals: true,
     strict: true,
-    options: { rate: { type: 'string' }, wait: { type: 'boolean' }, 'wait-timeout': { type: 'string' } },
+    options: { rate: { type: 'string' }, wait: { type: 'boolean' }, 'wait-timeout': { type: 'string' }, 'allow-rewrite': { type: 'boolean' } },
   });
   const options: IngestOptions = { file: '' };
   if (values.rate !== undefined) {
@@ -37,6 +39,7 @@ export function parseArgs(argv: string[]): IngestOptions {
     if (!Number.isFinite(options.rate) || options.rate <= 0) throw new Error('--rate must be a positive number (observations per second)');
   }
   if (values.wait) options.wait = true;
+  if (values['allow-rewrite']) options.allowRewrite = true;
   if (values['wait-timeout'] !== undefined) {
     options.waitTimeoutSeconds = Number(values['wait-timeout']);
     if (!Number.isFinite(options.waitTimeoutSeconds) || options.waitTimeoutSeconds <= 0) {

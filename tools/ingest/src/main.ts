@@ -3,9 +3,20 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { readLocalInstance } from '@cars/runtime';
+import { Client } from 'pg';
 import { IngestOptions, ingestToHttp, ingestToRabbit, parseArgs, waitForOutcomes } from './ingest';
+import { describeFile, existingAuctions, inspectFile, type FileSummary, type RewriteCheck } from './inspect';
 import { Progress } from './progress';
 import { errorMessage } from '@cars/contracts';
+
+const USAGE = 'usage: npm run ingest -- FILE.ndjson [--rate N] [--wait [--wait-timeout SECONDS]] [--allow-rewrite]';
+
+/**
+ * Exit code when the file would rewrite auctions the database holds and --allow-rewrite is absent:
+ * before sending, the CLI reads the whole file, prints what it holds and, with a database to ask
+ * (DATABASE_URL or the quick-start instance's), counts the file's auctions that exist already.
+ */
+const EXIT_WOULD_REWRITE = 4;
 
 /**
  * `npm run ingest -- FILE.ndjson [--rate N] [--wait]`: publishes each line of the file as one
@@ -21,13 +32,25 @@ async function main(argv: string[]): Promise<number> {
     options = parseArgs(argv);
   } catch (error) {
     console.error(`ingest: ${errorMessage(error)}`);
-    console.error('usage: npm run ingest -- FILE.ndjson [--rate N] [--wait [--wait-timeout SECONDS]]');
+    console.error(USAGE);
     return 2;
   }
   try {
     await stat(options.file);
-    const total = await countLines(options.file);
-    const progress = new Progress(total);
+    const { summary: held, rewrite } = await inspect(options.file);
+    process.stderr.write(`ingest: ${options.file} holds ${describeFile(held)}\n`);
+    if (rewrite && rewrite.existing > 0) {
+      const which = `${rewrite.existing.toLocaleString('en-US')} of its ${held.auctions.toLocaleString('en-US')} auctions already exist (e.g. ${rewrite.examples.join(', ')})`;
+      if (!options.allowRewrite) {
+        console.error(
+          `ingest: NOT SENT: ${which}; sending would overwrite them and notify their subscribers. ` +
+            'Generate a data set of another seed or --namespace (npm run datagen), or pass --allow-rewrite if updating them is meant.',
+        );
+        return EXIT_WOULD_REWRITE;
+      }
+      console.error(`ingest: WARNING: ${which}; --allow-rewrite: they will be updated`);
+    }
+    const progress = new Progress(held.lines);
     const lines = readLines(options.file);
     const url = process.env.RABBITMQ_URL;
     let summary: Record<string, unknown>;
@@ -51,7 +74,7 @@ async function main(argv: string[]): Promise<number> {
       progress.finish();
       summary = options.wait ? { ...sent, applied: sent.accepted - sent.pending } : sent;
     }
-    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...summary, file: fileReport(held, rewrite) })}\n`);
     if (typeof summary.waiting === 'number' && summary.waiting > 0) {
       console.error(`ingest: ${summary.waiting} observations were not processed within the wait timeout`);
       return 3;
@@ -69,21 +92,42 @@ async function* readLines(file: string): AsyncGenerator<string> {
   for await (const line of reader) yield line;
 }
 
-/** Non-blank lines of the file (what will be published), for the ETA. */
-async function countLines(file: string): Promise<number> {
-  let count = 0;
-  let content = false;
-  for await (const chunk of createReadStream(file)) {
-    for (const byte of chunk as Buffer) {
-      if (byte === 10) {
-        if (content) count += 1;
-        content = false;
-      } else if (byte !== 13 && byte !== 32 && byte !== 9) {
-        content = true;
-      }
-    }
+/**
+ * What the file holds and, when a database can be asked, how many of its auctions exist already.
+ * Without one (RABBITMQ_URL alone) the check is skipped with a notice: ingesting never needs it.
+ */
+async function inspect(file: string): Promise<{ summary: FileSummary; rewrite?: RewriteCheck }> {
+  const databaseUrl = process.env.DATABASE_URL ?? readLocalInstance()?.databaseUrl;
+  if (!databaseUrl) {
+    process.stderr.write('ingest: no DATABASE_URL: not checked whether the file rewrites existing auctions\n');
+    return inspectFile(file);
   }
-  return content ? count + 1 : count;
+  const client = new Client({ connectionString: databaseUrl, application_name: 'ingest-check', connectionTimeoutMillis: 5000 });
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    process.stderr.write(`ingest: WARNING: cannot reach the database (${errorMessage(error)}): not checked whether the file rewrites existing auctions\n`);
+    return inspectFile(file);
+  }
+  try {
+    return await inspectFile(file, existingAuctions(client));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function fileReport(summary: FileSummary, rewrite: RewriteCheck | undefined): Record<string, unknown> {
+  return {
+    lines: summary.lines,
+    completed: summary.completed,
+    live: summary.live,
+    bid_only: summary.bidOnly,
+    bids: summary.bids,
+    unreadable: summary.unreadable,
+    auctions: summary.auctions,
+    existing_auctions: rewrite ? rewrite.existing : null,
+  };
 }
 
 void main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -233,7 +233,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook
-         * @description Removes the subscription and its delivery history. 409 while a delivery attempt is in flight.
+         * @description Removes the subscription and its delivery history. 409 with `Retry-After` (seconds) while a delivery attempt is in flight, e.g. right after a test: send the delete again after that long (the typed client does).
          */
         delete: operations["WebhooksController_delete"];
         options?: never;
@@ -538,7 +538,7 @@ export interface paths {
         };
         /**
          * Account overview
-         * @description The account, the plan in force (Free once a paid plan lapsed), the billing period (calendar month, UTC) and this period's usage: `used` of `allowance`, split into API `requests` and webhook `deliveries`, and when it resets.
+         * @description The account, the plan in force (Free once a paid plan lapsed), the billing period (calendar month, UTC) and this period's usage: `used` of `allowance`, split into API `requests` and webhook `deliveries`, when it resets, and the same split per UTC day of the period so far (`usage.daily`).
          */
         get: operations["AccountDataController_overview"];
         put?: never;
@@ -721,7 +721,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook
-         * @description Removes the subscription and its delivery history. 409 while a delivery attempt is in flight.
+         * @description Removes the subscription and its delivery history. 409 with `Retry-After` (seconds) while a delivery attempt is in flight, e.g. right after a test: send the delete again after that long (the typed client does).
          */
         delete: operations["AccountWebhooksController_delete"];
         options?: never;
@@ -1725,6 +1725,18 @@ export interface components {
              */
             end: string;
         };
+        DailyUsageDto: {
+            /**
+             * Format: date
+             * @description The UTC day.
+             * @example 2026-11-03
+             */
+            date: string;
+            /** @description Units charged that day as API requests. */
+            requests: number;
+            /** @description Units charged that day for webhook deliveries (and units an operator added). */
+            deliveries: number;
+        };
         UsageSummaryDto: {
             /** @description Units counted this period. */
             used: number;
@@ -1743,6 +1755,8 @@ export interface components {
              * @description When the allowance resets (= billing_period.end).
              */
             resets_at: string;
+            /** @description Every UTC day of the billing period so far, oldest first, through today: the units charged that day. Days before per-day recording began read as zeros, so the sum can be less than `used`. */
+            daily: components["schemas"]["DailyUsageDto"][];
         };
         AccountOverviewResponseDto: {
             account: components["schemas"]["AccountDto"];
@@ -2725,9 +2739,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A delivery attempt to the endpoint is in flight. */
+            /** @description A delivery attempt to the endpoint is in flight; it ends within 10 s. Retry after `Retry-After` seconds. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2899,9 +2915,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A test was sent less than a minute ago, or the endpoint is paused. */
+            /** @description A test was sent less than a minute ago (`Retry-After`: seconds until the next one may be sent), or the endpoint is paused. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4462,9 +4480,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A delivery attempt to the endpoint is in flight. */
+            /** @description A delivery attempt to the endpoint is in flight; it ends within 10 s. Retry after `Retry-After` seconds. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4636,9 +4656,11 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description A test was sent less than a minute ago, or the endpoint is paused. */
+            /** @description A test was sent less than a minute ago (`Retry-After`: seconds until the next one may be sent), or the endpoint is paused. */
             409: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

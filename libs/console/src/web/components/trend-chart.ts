@@ -1,4 +1,5 @@
 import uPlot from 'uplot';
+import { axis, categoryAxis, chartHeight, mountChart } from './chart';
 import { h } from '../lib/dom';
 import { monthLabel, number, usd } from '../lib/format';
 import type { Stats } from '../lib/types';
@@ -8,8 +9,6 @@ const COLORS = {
   median: '#0e9f6e',
   volume: 'rgba(99, 91, 255, 0.16)',
   volumeStroke: 'rgba(99, 91, 255, 0.35)',
-  grid: '#eef0f4',
-  axis: '#6b7280',
 };
 
 /**
@@ -45,16 +44,10 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
     summary,
   );
 
-  let chart: uPlot | null = null;
-  const width = () => Math.max(280, Math.floor(plot.clientWidth || element.clientWidth || 600));
-  const height = () => (window.matchMedia('(max-width: 640px)').matches ? 240 : 320);
-  const narrow = () => width() < 520;
-
-  const build = () => {
-    chart?.destroy();
+  const build = (width: number): uPlot.Options => {
     const options: uPlot.Options = {
-      width: width(),
-      height: height(),
+      width,
+      height: chartHeight(),
       padding: [12, 4, 0, 4],
       cursor: { drag: { x: false, y: false }, points: { size: 8 } },
       legend: { live: true },
@@ -91,56 +84,14 @@ export function trendChart(stats: Stats, signal: AbortSignal): HTMLElement {
         },
       ],
       axes: [
-        {
-          stroke: COLORS.axis,
-          grid: { show: false },
-          ticks: { show: false },
-          splits: () => x,
-          values: (_u, splits) => splits.map((i) => (narrow() && i % 2 === 1 ? '' : (labels[i] ?? ''))),
-          font: '12px -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", sans-serif',
-        },
-        {
-          scale: 'usd',
-          stroke: COLORS.axis,
-          grid: { stroke: COLORS.grid, width: 1 },
-          ticks: { show: false },
-          size: 64,
-          values: (_u, splits) => splits.map((v) => usd(v, { compact: true })),
-          font: '12px -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", sans-serif',
-        },
-        {
-          scale: 'vol',
-          side: 1,
-          stroke: COLORS.axis,
-          grid: { show: false },
-          ticks: { show: false },
-          size: 44,
-          values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')),
-          font: '12px -apple-system, "Segoe UI", Roboto, Arial, "Liberation Sans", sans-serif',
-        },
+        categoryAxis(x, (i, width) => (width < 520 && i % 2 === 1 ? '' : (labels[i] ?? ''))),
+        axis({ scale: 'usd', grid: true, size: 64, values: (_u, splits) => splits.map((v) => usd(v, { compact: true })) }),
+        axis({ scale: 'vol', side: 1, size: 44, values: (_u, splits) => splits.map((v) => (Number.isInteger(v) ? number(v) : '')) }),
       ],
     };
-    chart = new uPlot(options, [x, average, median, volume], plot);
+    return options;
   };
-
-  // Built once the element is in the document (it needs a width), rebuilt when that width changes.
-  let lastWidth = 0;
-  const observer = new ResizeObserver(() => {
-    const next = width();
-    if (!chart) {
-      lastWidth = next;
-      build();
-    } else if (Math.abs(next - lastWidth) > 2) {
-      lastWidth = next;
-      chart.setSize({ width: next, height: height() });
-      chart.redraw(false, true);
-    }
-  });
-  observer.observe(plot);
-  signal.addEventListener('abort', () => {
-    observer.disconnect();
-    chart?.destroy();
-  });
+  mountChart(plot, element, build, [x, average, median, volume], signal);
   return element;
 }
 

@@ -8,6 +8,7 @@ import { humanize } from '../lib/messages';
 import { PageContext } from '../lib/router';
 import { session } from '../lib/session';
 import type { Account, Overview, PlanId } from '../lib/types';
+import { usageChart } from '../components/usage-chart';
 
 /** The plan the API says is in effect (an expired paid plan is Free), else the account's. */
 function effectivePlan(overview: Overview): PlanId {
@@ -28,7 +29,7 @@ export function overviewPage(context: PageContext): Node {
       ]);
       if (context.signal.aborted) return;
       session.update(overview.account);
-      replace(content, ...render(overview, { keys, webhooks }, load));
+      replace(content, ...render(overview, { keys, webhooks }, load, context.signal));
     } catch (error) {
       if (context.signal.aborted) return;
       replace(content, alertBox(humanize(error, 'load your overview'), 'error', button('Try again', { icon: 'refresh', onclick: () => void load() })));
@@ -43,7 +44,7 @@ interface Progress {
   webhooks: boolean;
 }
 
-function render(overview: Overview, progress: Progress, reload: () => Promise<void>): Node[] {
+function render(overview: Overview, progress: Progress, reload: () => Promise<void>, signal: AbortSignal): Node[] {
   const { account, usage, billing_period: period } = overview;
   const plan = effectivePlan(overview);
   const allowance = usage.allowance || PLANS[plan].limit;
@@ -119,7 +120,12 @@ function render(overview: Overview, progress: Progress, reload: () => Promise<vo
       : null,
   );
 
-  return [...(account.email_verified ? [] : [verificationBanner(account, reload)]), usageCard, planCard, gettingStarted(account, plan, progress)];
+  const historyCard = card(
+    { title: 'Daily usage', description: 'Units used each day of this billing period (UTC): API requests and webhook deliveries.', class: 'card-wide' },
+    usageChart(usage.daily, signal),
+  );
+
+  return [...(account.email_verified ? [] : [verificationBanner(account, reload)]), usageCard, planCard, historyCard, gettingStarted(account, plan, progress)];
 }
 
 function endpoints(overview: Overview, plan: PlanId): string {

@@ -12,6 +12,7 @@ import {
   CredentialsRepository,
   EmailVerificationsRepository,
   effectivePlan,
+  getDailyUsage,
   getUsageBreakdown,
   hashOpaqueToken,
   hashPassword,
@@ -150,7 +151,7 @@ export class AccountAreaService {
     const account = await this.account(accountId);
     const plan = effectivePlan(account, now);
     const period = billingPeriod(now);
-    const usage = await getUsageBreakdown(this.pool, accountId, now);
+    const [usage, daily] = await Promise.all([getUsageBreakdown(this.pool, accountId, now), getDailyUsage(this.pool, accountId, now)]);
     return {
       account: accountJson(account),
       plan: {
@@ -170,6 +171,7 @@ export class AccountAreaService {
         requests: usage.requests,
         deliveries: usage.deliveries,
         resets_at: period.end.toISOString(),
+        daily,
       },
     };
   }

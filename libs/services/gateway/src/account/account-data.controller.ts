@@ -51,7 +51,8 @@ export class AccountDataController {
     summary: 'Account overview',
     description:
       'The account, the plan in force (Free once a paid plan lapsed), the billing period (calendar month, UTC) and this ' +
-      'period\'s usage: `used` of `allowance`, split into API `requests` and webhook `deliveries`, and when it resets.',
+      'period\'s usage: `used` of `allowance`, split into API `requests` and webhook `deliveries`, when it resets, and ' +
+      'the same split per UTC day of the period so far (`usage.daily`).',
   })
   @ApiOkResponse({ type: AccountOverviewResponseDto })
   @ApiSessionErrors()

@@ -37,7 +37,8 @@ export const RATE_LIMIT_HEADERS: HeadersObject = {
   'X-RateLimit-Reset': { description: 'Start of the next billing period, Unix seconds.', schema: { type: 'integer' } },
 };
 
-const RETRY_AFTER: HeadersObject = {
+/** `Retry-After` of a 429 or 503, or of a 409 that passes by itself (a delivery attempt in flight, a test cooldown). */
+export const RETRY_AFTER: HeadersObject = {
   'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } },
 };
 

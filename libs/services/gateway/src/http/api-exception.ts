@@ -12,8 +12,9 @@ export class ApiException extends HttpException {
   }
 }
 
-/** A service's reply → its value, or the error it carries, thrown as the HTTP error. */
+/** A service's reply → its value, or the error it carries, thrown as the HTTP error (with `Retry-After` when it says). */
 export function unwrapReply<T>(reply: RpcReply<T>): T {
   if (reply.ok) return reply.value;
-  throw new ApiException(reply.status, reply.body);
+  const retryAfter = reply.retryAfterSeconds;
+  throw new ApiException(reply.status, reply.body, retryAfter === undefined ? {} : { 'retry-after': String(Math.max(1, Math.ceil(retryAfter))) });
 }

@@ -32,7 +32,7 @@ import {
 } from '@cars/contracts';
 import { applyDecorators, Type } from '@nestjs/common';
 import { ServiceClient, WEBHOOKS_CLIENT } from '@cars/messaging';
-import { ApiServiceDown, ApiValidationError, ErrorResponseDto } from '../auctions/api-responses';
+import { ApiServiceDown, ApiValidationError, ErrorResponseDto, RETRY_AFTER } from '../auctions/api-responses';
 import { CurrentPrincipal } from '../auth/auth.decorators';
 import type { ApiPrincipal } from '../http/request-context';
 import { accountRequirementError } from '../metering/admission.errors';
@@ -157,10 +157,18 @@ export function webhookRoutes(mount: WebhookRoutesMount): Type<unknown> {
 
     @Delete(':id')
     @HttpCode(204)
-    @ApiOperation({ summary: 'Delete a webhook', description: 'Removes the subscription and its delivery history. 409 while a delivery attempt is in flight.' })
+    @ApiOperation({
+      summary: 'Delete a webhook',
+      description:
+        'Removes the subscription and its delivery history. 409 with `Retry-After` (seconds) while a delivery attempt is in flight, e.g. right after a test: send the delete again after that long (the typed client does).',
+    })
     @ID_PARAM
     @ApiNoContentResponse({ description: 'Deleted.' })
-    @ApiConflictResponse({ type: ErrorResponseDto, description: 'A delivery attempt to the endpoint is in flight.' })
+    @ApiConflictResponse({
+      type: ErrorResponseDto,
+      description: 'A delivery attempt to the endpoint is in flight; it ends within 10 s. Retry after `Retry-After` seconds.',
+      headers: RETRY_AFTER,
+    })
     @errors(NOT_FOUND)
     async delete(@CurrentPrincipal() principal: ApiPrincipal | undefined, @Param('id') id: string): Promise<void> {
       unwrapReply(await this.webhooks.send(WebhooksPatterns.Delete, { account_id: accountOf(principal), id }));
@@ -176,7 +184,11 @@ export function webhookRoutes(mount: WebhookRoutesMount): Type<unknown> {
     @ID_PARAM
     @ApiAcceptedResponse({ type: WebhookDeliveryResponseDto, description: 'The queued delivery.' })
     @ApiNeedsPaidPlan()
-    @ApiConflictResponse({ type: ErrorResponseDto, description: 'A test was sent less than a minute ago, or the endpoint is paused.' })
+    @ApiConflictResponse({
+      type: ErrorResponseDto,
+      description: 'A test was sent less than a minute ago (`Retry-After`: seconds until the next one may be sent), or the endpoint is paused.',
+      headers: RETRY_AFTER,
+    })
     @errors(NOT_FOUND)
     async sendTest(@CurrentPrincipal() principal: ApiPrincipal | undefined, @Param('id') id: string) {
       return unwrapReply(await this.webhooks.send(WebhooksPatterns.SendTest, { account_id: accountOf(principal), id }));

@@ -29,6 +29,12 @@ import { AccountGate, Features } from '../plans/account-gate';
 import { toSubscription } from './subscription.projection';
 import { changesActivation, parseCreateInput, parsePatchInput, SubscriptionInput, SubscriptionPatch } from './subscription-input';
 
+/**
+ * `Retry-After` of the 409 a delete gets while an attempt is in flight: a short poll, since an
+ * attempt ends within the receiver timeout (10 s) and most within a second.
+ */
+export const DELETE_RETRY_AFTER_SECONDS = 2;
+
 type Reply<P extends keyof typeof WebhooksPatterns> = Promise<RpcReply<RpcResponse<(typeof WebhooksPatterns)[P]>>>;
 
 /** One test per endpoint per minute. */
@@ -140,7 +146,10 @@ export class SubscriptionsService {
       if (await this.deliveries.anySending(tx, uuid)) {
         return rpcError(
           409,
-          conflict('A delivery attempt to this endpoint is in flight; delete it once the attempt ends (at most 10 s)'),
+          conflict(
+            `A delivery attempt to this endpoint is in flight; delete it once the attempt ends (at most 10 s): retry after ${DELETE_RETRY_AFTER_SECONDS} s`,
+          ),
+          { retryAfterSeconds: DELETE_RETRY_AFTER_SECONDS },
         );
       }
       await this.subscriptions.delete(tx, uuid);
@@ -157,6 +166,7 @@ export class SubscriptionsService {
         return rpcError(
           409,
           conflict(`One test per endpoint per minute: the next test can be sent in ${marked.waitSeconds} s`),
+          { retryAfterSeconds: marked.waitSeconds },
         );
       }
       const envelope = buildEventEnvelope(EventTypes.WebhookTest, { message: WEBHOOK_TEST_MESSAGE }, marked.at, newEventId());

@@ -140,6 +140,17 @@ export class BillingPeriodDto {
   end: string;
 }
 
+export class DailyUsageDto {
+  @ApiProperty({ type: 'string', format: 'date', example: '2026-11-03', description: 'The UTC day.' })
+  date: string;
+
+  @ApiProperty({ type: 'integer', description: 'Units charged that day as API requests.' })
+  requests: number;
+
+  @ApiProperty({ type: 'integer', description: 'Units charged that day for webhook deliveries (and units an operator added).' })
+  deliveries: number;
+}
+
 export class UsageSummaryDto {
   @ApiProperty({ type: 'integer', description: 'Units counted this period.' })
   used: number;
@@ -161,6 +172,14 @@ export class UsageSummaryDto {
 
   @ApiProperty({ type: 'string', format: 'date-time', description: 'When the allowance resets (= billing_period.end).' })
   resets_at: string;
+
+  @ApiProperty({
+    type: [DailyUsageDto],
+    description:
+      'Every UTC day of the billing period so far, oldest first, through today: the units charged that day. Days before ' +
+      'per-day recording began read as zeros, so the sum can be less than `used`.',
+  })
+  daily: DailyUsageDto[];
 }
 
 export class AccountOverviewResponseDto {
