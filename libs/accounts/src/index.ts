@@ -9,6 +9,7 @@ export * from './accounts/accounts.service';
 export * from './accounts/plan-change.rules';
 export * from './ledger/billing-period';
 export * from './ledger/usage-ledger';
+export * from './ledger/usage-leases';
 export * from './demo/demo-accounts';
 export * from './ledger/ledger-pool';
 export * from './identity';

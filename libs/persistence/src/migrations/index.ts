@@ -16,6 +16,7 @@ import { EventListedMake1764720000000 } from './1764720000000-EventListedMake';
 import { AccountArea1764800000000 } from './1764800000000-AccountArea';
 import { DeliveryFairness1764910000000 } from './1764910000000-DeliveryFairness';
 import { DeliveriesDueWakeup1765000000000 } from './1765000000000-DeliveriesDueWakeup';
+import { UsageLeases1765100000000 } from './1765100000000-UsageLeases';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   AccountArea1764800000000,
   DeliveryFairness1764910000000,
   DeliveriesDueWakeup1765000000000,
+  UsageLeases1765100000000,
 ];
