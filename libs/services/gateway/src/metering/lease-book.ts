@@ -154,9 +154,21 @@ export class LeaseBook {
     while (this.pending.size > 0) await Promise.all(this.pending);
   }
 
-  /** Leases held now (for tests and metrics). */
+  /** Leases held now (for tests). */
   get size(): number {
     return this.leases.size + this.retiring.size;
+  }
+
+  /** Units the leases hold in the ledger's `reserved`, by state (the metrics). */
+  holdings(): { unspent: number; inFlight: number; unsettled: number } {
+    const sum = { unspent: 0, inFlight: 0, unsettled: 0 };
+    for (const lease of [...this.leases.values(), ...this.retiring]) {
+      if (lease.gone) continue;
+      sum.unspent += Math.max(0, lease.available);
+      sum.inFlight += lease.inFlight;
+      sum.unsettled += lease.spent + lease.settling;
+    }
+    return sum;
   }
 
   private usable(lease: Lease): boolean {

@@ -5,7 +5,7 @@ import { connectionUrlOf } from '@cars/persistence';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
-import { allowanceRejections } from '../metrics/gateway.metrics';
+import { allowanceRejections, expiredLeaseUnitsReleased, meteringStatements, reportLeaseHoldings } from '../metrics/gateway.metrics';
 import type { ApiPrincipal, MeterTicket } from '../http/request-context';
 import { monthlyLimitExceeded } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
@@ -37,7 +37,10 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   private pool?: LedgerPool;
   private book?: LeaseBook;
   private timer?: NodeJS.Timeout;
+  private unreport?: () => void;
   private lastSweep = 0;
+  /** When a refused take last swept the account's expired leases (at most once a second each). */
+  private readonly refusedSweeps = new Map<string, number>();
   private readonly holder = `${hostname()}:${process.pid}`;
   private readonly tickets = new WeakMap<MeterTicket, LeaseTake>();
 
@@ -56,13 +59,21 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     const ttlMs = this.config.leaseTtlMs;
     this.book = new LeaseBook(
       {
-        grant: (r) => leaseUsage(pool, { ...r, shareOfRoom: SHARE_OF_ROOM, ttlMs, holder: this.holder }),
-        settle: (s) => settleLease(pool, s),
+        grant: (r) => {
+          meteringStatements.inc({ statement: 'grant' });
+          return leaseUsage(pool, { ...r, shareOfRoom: SHARE_OF_ROOM, ttlMs, holder: this.holder });
+        },
+        settle: (s) => {
+          meteringStatements.inc({ statement: s.close ? 'close' : 'settle' });
+          return settleLease(pool, s);
+        },
       },
       { maxUnits: this.config.leaseMaxUnits, ttlMs, idleMs: this.config.leaseIdleMs, settleMs: Math.min(SETTLE_MS, ttlMs / 4), hotMs: HOT_MS },
       () => Date.now(),
       (what, error) => this.logger.error(`could not ${what} a lease of allowance: ${errorMessage(error)}`),
     );
+    const book = this.book;
+    this.unreport = reportLeaseHoldings(() => book.holdings());
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
   }
@@ -70,6 +81,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.book?.closeAll();
+    this.unreport?.();
     const pool = this.pool;
     this.pool = undefined;
     await pool?.end();
@@ -89,7 +101,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
       try {
         result = await this.leases.take(principal.accountId, period.key, period.end, plan.monthlyLimit, now);
         // Used up: units a dead gateway's expired lease still holds come back first.
-        if (!result.ok && attempt === 0 && (await releaseExpiredLeases(this.pool!, principal.accountId)) > 0) continue;
+        if (!result.ok && attempt === 0 && this.maySweepFor(principal.accountId) && (await this.sweep(principal.accountId)) > 0) continue;
         break;
       } catch (error) {
         if (error instanceof LeaseRetired && attempt < 3) continue;
@@ -150,12 +162,28 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     book.tick();
     // Leases of dead gateways, swept by every gateway a few times per TTL.
     const now = Date.now();
+    for (const [accountId, at] of this.refusedSweeps) if (now - at >= 1000) this.refusedSweeps.delete(accountId);
     if (now - this.lastSweep < this.config.leaseTtlMs / 3) return;
     this.lastSweep = now;
-    void releaseExpiredLeases(this.pool!).then(
-      (units) => units > 0 && this.logger.warn(`released ${units} unit(s) of expired leases (a gateway stopped without returning them)`),
-      (error: unknown) => this.logger.error(`could not sweep expired leases: ${errorMessage(error)}`),
-    );
+    void this.sweep().catch((error: unknown) => this.logger.error(`could not sweep expired leases: ${errorMessage(error)}`));
+  }
+
+  private maySweepFor(accountId: string): boolean {
+    const now = Date.now();
+    if (now - (this.refusedSweeps.get(accountId) ?? 0) < 1000) return false;
+    this.refusedSweeps.set(accountId, now);
+    return true;
+  }
+
+  /** Gives back the units of expired leases (of one account, or all): their gateways died. */
+  private async sweep(accountId?: string): Promise<number> {
+    meteringStatements.inc({ statement: 'sweep' });
+    const units = await releaseExpiredLeases(this.pool!, accountId);
+    if (units > 0) {
+      expiredLeaseUnitsReleased.inc(units);
+      this.logger.warn(`released ${units} unit(s) of expired leases (a gateway stopped without returning them)`);
+    }
+    return units;
   }
 }
 
