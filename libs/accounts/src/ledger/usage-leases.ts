@@ -64,8 +64,8 @@ const GRANT = `
 
 /**
  * Reserves up to `want` units for the lease, or refuses when the period's allowance has no unit
- * left. One statement when the period's row exists (it locks the row, so the room it sees is the
- * room it takes); the first grant of a period creates the row first.
+ * left. One statement when the period's row exists and has room (it locks the row, so the room it
+ * sees is the room it takes); otherwise the row is created if missing and the grant tried again.
  */
 export async function leaseUsage(db: Sql, options: LeaseOptions): Promise<LeaseGrant> {
   const period: BillingPeriod = billingPeriod(options.now);
@@ -81,14 +81,14 @@ export async function leaseUsage(db: Sql, options: LeaseOptions): Promise<LeaseG
   ];
   let row = await firstRow<{ used: number; reserved: number; n: number }>(db, GRANT, params);
   if (!row) {
-    // No row yet this period (create it, then grant), or no room (nothing created: refused).
-    const created = await firstRow<{ created: boolean }>(
-      db,
+    // No row yet this period, or no room. Create the row if it is missing (waiting for a
+    // concurrent first grant's insert, if any), then try once more: no room is then the answer.
+    await db.query(
       `INSERT INTO usage_ledger (account_id, period, used, reserved) VALUES ($1, $2::date, 0, 0)
-       ON CONFLICT (account_id, period) DO NOTHING RETURNING true AS created`,
+       ON CONFLICT (account_id, period) DO NOTHING`,
       [options.accountId, period.key],
     );
-    if (created) row = await firstRow<{ used: number; reserved: number; n: number }>(db, GRANT, params);
+    row = await firstRow<{ used: number; reserved: number; n: number }>(db, GRANT, params);
   }
   if (!row) return { ok: false, period: period.key, periodEnd: period.end, limit: options.limit };
   return { ok: true, period: period.key, periodEnd: period.end, units: row.n, limit: options.limit, consumed: row.used + row.reserved };
