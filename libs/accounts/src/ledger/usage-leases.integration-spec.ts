@@ -1,23 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { Pool } from 'pg';
-import { DataSource } from 'typeorm';
 import { createAccount } from '../accounts/accounts.service';
 import { getUsage, getUsageBreakdown, reserveUsage, setUsedUnits } from './usage-ledger';
 import { leaseUsage, releaseExpiredLeases, settleLease } from './usage-leases';
 
 describe('usage leases (PostgreSQL)', () => {
-  let db: DataSource;
-  let sql: Pool;
-
-  beforeAll(async () => {
-    db = await createDataSource({ url: process.env.DATABASE_URL!, poolSize: 12, applicationName: 'test' }).initialize();
-    sql = pgPoolOf(db);
-  });
-
-  afterAll(async () => {
-    await db?.destroy();
-  });
+  // Enough connections for the concurrent grants to meet at the row lock.
+  const sql = new Pool({ connectionString: process.env.DATABASE_URL, max: 12, application_name: 'test' });
+  afterAll(() => sql.end());
 
   const newAccount = async () => (await createAccount(sql, { email: `leases-${randomUUID()}@example.test`, plan: '1k' })).account.id;
   const lease = (accountId: string, leaseId: string, want: number, limit = 1000, ttlMs = 30000) =>
