@@ -24,9 +24,9 @@ import { DataSource } from 'typeorm';
  * ledger on (METERING_ENABLED=true), one with them off (METERING_ENABLED=false). The same
  * counted request (GET /auctions?limit=1) is sent to both, sequentially and interleaved
  * (on, off, off, on, …) so drift of the machine hits both alike; then p50/p99 of each and the
- * difference. Then concurrent autocannon runs for throughput, one account per connection, paired
- * the same way: `rounds` rounds of (on, off) or (off, on), alternating, so both see the same
- * machine; the ratio is the metered runs' requests over the unmetered runs'. The ledger must show
+ * difference. Then concurrent autocannon runs for throughput, one account per connection: an
+ * unmeasured warm-up of 2 s against each, then runs paired the same way: `rounds` rounds of
+ * (on, off) or (off, on), alternating, so both see the same machine; the ratio is the metered runs' requests over the unmetered runs'. The ledger must show
  * exactly the counted requests sent to the metered gateway, sequentially and under load.
  *
  * Targets: the sequential p50 difference ≤ 0.3 ms; the concurrent ratio ≥ 0.9. Exit code 1 when
@@ -154,8 +154,19 @@ async function concurrent(origin: string, keys: string[], options: Options) {
 
 type LoadRun = Awaited<ReturnType<typeof concurrent>>;
 
-/** Concurrent runs against both gateways, paired: (on, off), (off, on), … — each round's two runs. */
-async function pairedLoad(on: string, off: string, keys: string[], options: Options): Promise<{ on: LoadRun; off: LoadRun }[]> {
+/** Seconds of concurrent load each gateway gets, unmeasured, before the paired rounds. */
+const LOAD_WARMUP_SECONDS = 2;
+
+/**
+ * Concurrent runs against both gateways, paired: (on, off), (off, on), … — each round's two runs —
+ * after a warm-up of each under the same load (the sequential phase warms one connection only).
+ * The metered warm-up's 2xx are returned too: the ledger counts them.
+ */
+async function pairedLoad(on: string, off: string, keys: string[], options: Options): Promise<{ rounds: { on: LoadRun; off: LoadRun }[]; warmupOk: number }> {
+  log(`concurrent warm-up: ${options.concurrency} connections for ${LOAD_WARMUP_SECONDS} s against each`);
+  const warmup = { ...options, duration: LOAD_WARMUP_SECONDS };
+  const warmupOk = (await concurrent(on, keys, warmup)).ok;
+  await concurrent(off, keys, warmup);
   const rounds: { on: LoadRun; off: LoadRun }[] = [];
   for (let round = 0; round < options.rounds; round += 1) {
     log(`concurrent round ${round + 1}/${options.rounds}: ${options.concurrency} connections for ${options.duration} s against each`);
@@ -167,7 +178,7 @@ async function pairedLoad(on: string, off: string, keys: string[], options: Opti
       rounds.push({ off: b, on: await concurrent(on, keys, options) });
     }
   }
-  return rounds;
+  return { rounds, warmupOk };
 }
 
 /**
@@ -175,10 +186,10 @@ async function pairedLoad(on: string, off: string, keys: string[], options: Opti
  * units used are the 2xx the runs received, plus at most the responses each cut-off run left on
  * the wire (autocannon stops mid-request; the gateway may already have counted those).
  */
-async function checkLoadLedger(db: DataSource, accountIds: string[], rounds: { on: LoadRun }[], options: Options) {
-  const received = rounds.reduce((sum, r) => sum + r.on.ok, 0);
+async function checkLoadLedger(db: DataSource, accountIds: string[], load: Awaited<ReturnType<typeof pairedLoad>>, options: Options) {
+  const received = load.warmupOk + load.rounds.reduce((sum, r) => sum + r.on.ok, 0);
   const { used, reserved } = await heldReleased(db, accountIds, 15000);
-  const slack = options.concurrency * options.rounds;
+  const slack = options.concurrency * (options.rounds + 1);
   return { used, reserved, received, slack, ok: reserved === 0 && used >= received && used - received <= slack };
 }
 
@@ -304,7 +315,7 @@ function report(
   console.log(`  all rounds: on ${total('on').toFixed(0)} / off ${total('off').toFixed(0)} req/s summed = ${ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO})`);
   console.log(`ledger: used ${usage.used}, reserved ${usage.reserved} after the sequential phase (expected ${counted}, 0): ${ledgerOk ? 'exact' : 'WRONG'}`);
   console.log(
-    `ledger under load: used ${loadLedger.used}, reserved ${loadLedger.reserved}; 2xx received ${loadLedger.received}` +
+    `ledger under load: used ${loadLedger.used}, reserved ${loadLedger.reserved}; 2xx received ${loadLedger.received} (warm-up included)` +
       ` (used may exceed it by the ≤ ${loadLedger.slack} responses cut off at the runs' ends): ${loadLedger.ok ? 'exact' : 'WRONG'}`,
   );
   console.log(pass ? 'PASS' : 'FAIL');
@@ -333,9 +344,9 @@ async function main(): Promise<number> {
 
     const samples = await sequential(on, off, options);
     const ledger = await checkLedger(db, accountId, options);
-    const rounds = await pairedLoad(on.origin, off.origin, loadKeys, options);
-    const loadLedger = await checkLoadLedger(db, loadAccounts, rounds, options);
-    return report(options, samples, rounds, ledger, loadLedger);
+    const load = await pairedLoad(on.origin, off.origin, loadKeys, options);
+    const loadLedger = await checkLoadLedger(db, loadAccounts, load, options);
+    return report(options, samples, load.rounds, ledger, loadLedger);
   } finally {
     for (const client of clients) await client.close();
     for (const app of apps) await stopApp(app);
