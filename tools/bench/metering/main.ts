@@ -31,6 +31,7 @@ import { DataSource } from 'typeorm';
  *
  * Targets: the sequential p50 difference ≤ 0.3 ms; the concurrent ratio ≥ 0.9. Exit code 1 when
  * one is missed or a check fails.
+ * Profiles of the apps: BENCH_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
  * Servers: TEST_POSTGRES_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * TEST_RABBITMQ_BASE_URL (amqp://guest:guest@127.0.0.1:5672), BENCH_REDIS_URL (redis://127.0.0.1:6379).
  */
@@ -84,9 +85,12 @@ const log = (message: string) => console.error(`[bench:metering] ${message}`);
 
 
 
+/** Node flags for the apps, e.g. BENCH_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them. */
+const CHILD_NODE_ARGS = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 function startApp(name: string, env: Record<string, string>): ChildProcess {
   const main = join(__dirname, '../../../apps', name, 'src/main.js');
-  return spawn(process.execPath, [main], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [...CHILD_NODE_ARGS, main], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function stopApp(child: ChildProcess): Promise<void> {
