@@ -10,6 +10,7 @@ export * from './accounts/plan-change.rules';
 export * from './ledger/billing-period';
 export * from './ledger/usage-ledger';
 export * from './ledger/usage-daily';
+export * from './ledger/usage-leases';
 export * from './demo/demo-accounts';
 export * from './ledger/ledger-pool';
 export * from './identity';

@@ -210,6 +210,24 @@ export class ApiAccessEnv {
   METERING_POOL_SIZE: number = 8;
 
   /**
+   * The most units a gateway leases from the ledger for one account in one statement, spent in
+   * memory (docs/adr/0007-metering-leases.md). 1 = a ledger write per request as before leases.
+   */
+  @IntSetting(1, 10000)
+  METERING_LEASE_MAX_UNITS: number = 64;
+
+  /**
+   * How long a lease lives without renewal: units a gateway leased and did not use are back in
+   * the allowance at most this long (plus one sweep, a third of it) after the gateway dies.
+   */
+  @IntSetting(1000, 600000)
+  METERING_LEASE_TTL_MS: number = 30000;
+
+  /** A lease unused this long is settled and its unused units given back. */
+  @IntSetting(10, 60000)
+  METERING_LEASE_IDLE_MS: number = 250;
+
+  /**
    * Requests one account may have in flight at once on a gateway process, on the routes that reach
    * the query or stats service (API keys and console sessions alike); beyond it 429. 0 = no cap.
    */

@@ -17,23 +17,28 @@ import { DataSource } from 'typeorm';
  * What API access costs a counted request (docs/api/accounts.md, "Benchmark"):
  *
  *   npm run build && node dist/tools/bench/metering/main.js [--requests 3000] [--warmup 300]
- *     [--concurrency 16] [--duration 5] [--keep]
+ *     [--concurrency 16] [--duration 5] [--rounds 3] [--keep]
  *
  * The query service and two gateways run as separate processes over one database and RabbitMQ
  * vhost: one gateway with authentication, the Redis burst limit and the PostgreSQL monthly
  * ledger on (METERING_ENABLED=true), one with them off (METERING_ENABLED=false). The same
  * counted request (GET /auctions?limit=1) is sent to both, sequentially and interleaved
  * (on, off, off, on, …) so drift of the machine hits both alike; then p50/p99 of each and the
- * difference. Then a concurrent autocannon run against each for throughput, one account per
- * connection. The ledger must show exactly the counted requests sent to the metered gateway.
+ * difference. Then concurrent autocannon runs for throughput, one account per connection: an
+ * unmeasured warm-up of 2 s against each, then runs paired the same way: `rounds` rounds of
+ * (on, off) or (off, on), alternating, so both see the same machine; the ratio is the metered runs' requests over the unmetered runs'. The ledger must show
+ * exactly the counted requests sent to the metered gateway, sequentially and under load.
  *
- * Target: the p50 difference ≤ 2 ms. Exit code 1 when it is missed or a check fails.
+ * Targets: the sequential p50 difference ≤ 0.3 ms; the concurrent ratio ≥ 0.9. Exit code 1 when
+ * one is missed or a check fails.
+ * Profiles of the apps: BENCH_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
  * Servers: TEST_POSTGRES_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * TEST_RABBITMQ_BASE_URL (amqp://guest:guest@127.0.0.1:5672), BENCH_REDIS_URL (redis://127.0.0.1:6379).
  */
 
 const NAME = 'cars_bench_metering';
-const TARGET_P50_DIFF_MS = 2;
+const TARGET_P50_DIFF_MS = 0.3;
+const TARGET_RATIO = 0.9;
 const PATH = '/auctions?limit=1';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -42,6 +47,7 @@ interface Options {
   warmup: number;
   concurrency: number;
   duration: number;
+  rounds: number;
   keep: boolean;
 }
 
@@ -50,7 +56,8 @@ const USAGE = `Usage: node dist/tools/bench/metering/main.js [options]
   --requests N       sequential requests measured against each gateway (default 3000)
   --warmup N         warm-up requests to each gateway (default 300)
   --concurrency N    connections of the concurrent run (default 16)
-  --duration S       seconds of the concurrent run (default 5)
+  --duration S       seconds of each concurrent run (default 5)
+  --rounds N         paired concurrent rounds, on/off order alternating (default 3)
   --keep             keep the database and vhost afterwards
   -h, --help         this text`;
 
@@ -60,6 +67,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     warmup: { type: 'string' },
     concurrency: { type: 'string' },
     duration: { type: 'string' },
+    rounds: { type: 'string' },
     keep: { type: 'boolean' },
   });
   if (flags === 'help') return 'help';
@@ -67,7 +75,8 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     requests: integerFlag(flags, 'requests', 3000),
     warmup: integerFlag(flags, 'warmup', 300),
     concurrency: integerFlag(flags, 'concurrency', 16),
-    duration: integerFlag(flags, 'duration', 5),
+    duration: integerFlag(flags, 'duration', 5, 1),
+    rounds: integerFlag(flags, 'rounds', 3, 1),
     keep: booleanFlag(flags, 'keep'),
   };
 }
@@ -76,9 +85,12 @@ const log = (message: string) => console.error(`[bench:metering] ${message}`);
 
 
 
+/** Node flags for the apps, e.g. BENCH_CHILD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile them. */
+const CHILD_NODE_ARGS = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
 function startApp(name: string, env: Record<string, string>): ChildProcess {
   const main = join(__dirname, '../../../apps', name, 'src/main.js');
-  return spawn(process.execPath, [main], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return spawn(process.execPath, [...CHILD_NODE_ARGS, main], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 async function stopApp(child: ChildProcess): Promise<void> {
@@ -141,7 +153,48 @@ async function concurrent(origin: string, keys: string[], options: Options) {
       client.setHeaders({ authorization: `Bearer ${keys[next++ % keys.length]}` });
     },
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+  return { rps: result.requests.average, ok: result['2xx'], p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+type LoadRun = Awaited<ReturnType<typeof concurrent>>;
+
+/** Seconds of concurrent load each gateway gets, unmeasured, before the paired rounds. */
+const LOAD_WARMUP_SECONDS = 2;
+
+/**
+ * Concurrent runs against both gateways, paired: (on, off), (off, on), … — each round's two runs —
+ * after a warm-up of each under the same load (the sequential phase warms one connection only).
+ * The metered warm-up's 2xx are returned too: the ledger counts them.
+ */
+async function pairedLoad(on: string, off: string, keys: string[], options: Options): Promise<{ rounds: { on: LoadRun; off: LoadRun }[]; warmupOk: number }> {
+  log(`concurrent warm-up: ${options.concurrency} connections for ${LOAD_WARMUP_SECONDS} s against each`);
+  const warmup = { ...options, duration: LOAD_WARMUP_SECONDS };
+  const warmupOk = (await concurrent(on, keys, warmup)).ok;
+  await concurrent(off, keys, warmup);
+  const rounds: { on: LoadRun; off: LoadRun }[] = [];
+  for (let round = 0; round < options.rounds; round += 1) {
+    log(`concurrent round ${round + 1}/${options.rounds}: ${options.concurrency} connections for ${options.duration} s against each`);
+    if (round % 2 === 0) {
+      const a = await concurrent(on, keys, options);
+      rounds.push({ on: a, off: await concurrent(off, keys, options) });
+    } else {
+      const b = await concurrent(off, keys, options);
+      rounds.push({ off: b, on: await concurrent(on, keys, options) });
+    }
+  }
+  return { rounds, warmupOk };
+}
+
+/**
+ * The load accounts' ledger after the metered runs, once nothing is held (leases returned): the
+ * units used are the 2xx the runs received, plus at most the responses each cut-off run left on
+ * the wire (autocannon stops mid-request; the gateway may already have counted those).
+ */
+async function checkLoadLedger(db: DataSource, accountIds: string[], load: Awaited<ReturnType<typeof pairedLoad>>, options: Options) {
+  const received = load.warmupOk + load.rounds.reduce((sum, r) => sum + r.on.ok, 0);
+  const { used, reserved } = await heldReleased(db, accountIds, 15000);
+  const slack = options.concurrency * (options.rounds + 1);
+  return { used, reserved, received, slack, ok: reserved === 0 && used >= received && used - received <= slack };
 }
 
 async function deleteRedisPrefix(prefix: string): Promise<void> {
@@ -158,14 +211,19 @@ async function deleteRedisPrefix(prefix: string): Promise<void> {
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
 /** The measured account (its key authenticates the sequential phase) and one key per concurrent connection. */
-async function createAccounts(db: DataSource, options: Options): Promise<{ accountId: string; auth: Record<string, string>; loadKeys: string[] }> {
+async function createAccounts(
+  db: DataSource,
+  options: Options,
+): Promise<{ accountId: string; auth: Record<string, string>; loadKeys: string[]; loadAccounts: string[] }> {
   const { account, key } = await createAccount(pgPoolOf(db), { email: 'bench@example.test', plan: '100k', emailVerified: true });
   const loadKeys: string[] = [];
+  const loadAccounts: string[] = [];
   for (let i = 0; i < options.concurrency; i += 1) {
     const created = await createAccount(pgPoolOf(db), { email: `bench-${i}@example.test`, plan: '100k', emailVerified: true });
     loadKeys.push(created.key.apiKey);
+    loadAccounts.push(created.account.id);
   }
-  return { accountId: account.id, auth: { authorization: `Bearer ${key.apiKey}` }, loadKeys };
+  return { accountId: account.id, auth: { authorization: `Bearer ${key.apiKey}` }, loadKeys, loadAccounts };
 }
 
 /** The query service and two gateways, metering on and off (pushed to `apps` as they start); their origins. */
@@ -210,36 +268,60 @@ async function sequential(on: Http, off: Http, options: Options): Promise<{ on: 
   return samples;
 }
 
+/** Polls the accounts' ledger rows until nothing is held (in flight, or leased by a gateway and unspent); their sums. */
+async function heldReleased(db: DataSource, accountIds: string[], timeoutMs: number): Promise<{ used: number; reserved: number }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const usages = await Promise.all(accountIds.map((id) => getUsage(pgPoolOf(db), id)));
+    const sum = { used: usages.reduce((n, u) => n + u.used, 0), reserved: usages.reduce((n, u) => n + u.reserved, 0) };
+    if (sum.reserved === 0 || Date.now() > deadline) return sum;
+  }
+}
+
 /** The ledger after the sequential phase: every counted request used, nothing left reserved. */
 async function checkLedger(db: DataSource, accountId: string, options: Options): Promise<{ usage: { used: number; reserved: number }; counted: number; ledgerOk: boolean }> {
   const counted = 1 + options.warmup + options.requests; // + the readiness probe that answered 200
-  await new Promise((resolve) => setTimeout(resolve, 200)); // the last commit trails its response
-  const usage = await getUsage(pgPoolOf(db), accountId);
+  const usage = await heldReleased(db, [accountId], 15000);
   return { usage, counted, ledgerOk: usage.used === counted && usage.reserved === 0 };
 }
 
-/** The figures on standard output; the exit code (1: target missed or ledger wrong). */
+/** The figures on standard output; the exit code (1: a target missed or the ledger wrong). */
 function report(
   options: Options,
   samples: { on: number[]; off: number[] },
-  load: { on: Awaited<ReturnType<typeof concurrent>>; off: Awaited<ReturnType<typeof concurrent>> },
+  rounds: { on: LoadRun; off: LoadRun }[],
   ledger: Awaited<ReturnType<typeof checkLedger>>,
+  loadLedger: Awaited<ReturnType<typeof checkLoadLedger>>,
 ): number {
   const { usage, counted, ledgerOk } = ledger;
   const a = summarize(samples.on);
   const b = summarize(samples.off);
   const diff = { p50: a.p50 - b.p50, p99: a.p99 - b.p99 };
-  const pass = diff.p50 <= TARGET_P50_DIFF_MS && ledgerOk;
+  const total = (side: 'on' | 'off') => rounds.reduce((sum, r) => sum + r[side].rps, 0);
+  const ratio = total('on') / total('off');
+  const pass = diff.p50 <= TARGET_P50_DIFF_MS && ratio >= TARGET_RATIO && ledgerOk && loadLedger.ok;
 
   console.log(`\nGET ${PATH} (counted) — ${cpus().length} CPUs, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`sequential, one keep-alive connection, ${options.requests} requests each (interleaved):`);
   console.log(`  metering on  (auth + Redis burst + ledger): p50 ${ms(a.p50)}  p99 ${ms(a.p99)}  mean ${ms(a.mean)}`);
   console.log(`  metering off (METERING_ENABLED=false):      p50 ${ms(b.p50)}  p99 ${ms(b.p99)}  mean ${ms(b.mean)}`);
   console.log(`  difference:                                 p50 ${ms(diff.p50)}  p99 ${ms(diff.p99)}  (target p50 ≤ ${TARGET_P50_DIFF_MS} ms)`);
-  console.log(`concurrent, ${options.concurrency} connections (one key each) × ${options.duration} s:`);
-  console.log(`  metering on:  ${load.on.rps.toFixed(0)} req/s  p50 ${load.on.p50} ms  p99 ${load.on.p99} ms  non-2xx ${load.on.non2xx}`);
-  console.log(`  metering off: ${load.off.rps.toFixed(0)} req/s  p50 ${load.off.p50} ms  p99 ${load.off.p99} ms  non-2xx ${load.off.non2xx}`);
+  console.log(`concurrent, ${options.concurrency} connections (one key each) × ${options.duration} s, ${options.rounds} paired rounds:`);
+  rounds.forEach((r, i) => {
+    const order = i % 2 === 0 ? 'on, off' : 'off, on';
+    console.log(
+      `  round ${i + 1} (${order}): on ${r.on.rps.toFixed(0)} req/s p50 ${r.on.p50} ms p99 ${r.on.p99} ms non-2xx ${r.on.non2xx}` +
+        ` | off ${r.off.rps.toFixed(0)} req/s p50 ${r.off.p50} ms p99 ${r.off.p99} ms non-2xx ${r.off.non2xx}` +
+        ` | ${(r.on.rps / r.off.rps).toFixed(2)}×`,
+    );
+  });
+  console.log(`  all rounds: on ${total('on').toFixed(0)} / off ${total('off').toFixed(0)} req/s summed = ${ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO})`);
   console.log(`ledger: used ${usage.used}, reserved ${usage.reserved} after the sequential phase (expected ${counted}, 0): ${ledgerOk ? 'exact' : 'WRONG'}`);
+  console.log(
+    `ledger under load: used ${loadLedger.used}, reserved ${loadLedger.reserved}; 2xx received ${loadLedger.received} (warm-up included)` +
+      ` (used may exceed it by the ≤ ${loadLedger.slack} responses cut off at the runs' ends): ${loadLedger.ok ? 'exact' : 'WRONG'}`,
+  );
   console.log(pass ? 'PASS' : 'FAIL');
   return pass ? 0 : 1;
 }
@@ -256,7 +338,7 @@ async function main(): Promise<number> {
   const clients: Http[] = [];
   try {
     await runMigrations(db);
-    const { accountId, auth, loadKeys } = await createAccounts(db, options);
+    const { accountId, auth, loadKeys, loadAccounts } = await createAccounts(db, options);
     const { onOrigin, offOrigin } = await startApps(databaseUrl, rabbitUrl, redisPrefix, apps);
     const on = new Http(onOrigin, auth);
     const off = new Http(offOrigin, auth);
@@ -266,10 +348,9 @@ async function main(): Promise<number> {
 
     const samples = await sequential(on, off, options);
     const ledger = await checkLedger(db, accountId, options);
-    log(`concurrent: ${options.concurrency} connections for ${options.duration} s against each`);
-    const loadOn = await concurrent(on.origin, loadKeys, options);
-    const loadOff = await concurrent(off.origin, loadKeys, options);
-    return report(options, samples, { on: loadOn, off: loadOff }, ledger);
+    const load = await pairedLoad(on.origin, off.origin, loadKeys, options);
+    const loadLedger = await checkLoadLedger(db, loadAccounts, load, options);
+    return report(options, samples, load.rounds, ledger, loadLedger);
   } finally {
     for (const client of clients) await client.close();
     for (const app of apps) await stopApp(app);

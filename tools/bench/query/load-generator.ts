@@ -80,13 +80,22 @@ function answered(status: number, body: string): boolean {
   return status === 200 && body.includes('"meta":{"total":');
 }
 
+/** API keys a client sends, one per request in turn (`createClient`). */
+const clientKeys = new WeakMap<Pool, { keys: readonly string[]; next: number }>();
+
 async function send(pool: Pool, path: string): Promise<{ status: number; body: string }> {
-  const res = await pool.request({ method: 'GET', path, headers: { accept: 'application/json' } });
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const auth = clientKeys.get(pool);
+  if (auth) headers.authorization = `Bearer ${auth.keys[auth.next++ % auth.keys.length]}`;
+  const res = await pool.request({ method: 'GET', path, headers });
   return { status: res.statusCode, body: await res.body.text() };
 }
 
-export function createClient(baseUrl: string, connections = 64): Pool {
-  return new Pool(baseUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+/** A client of the server at `baseUrl`; with `apiKeys`, each request authenticates with the next key in turn. */
+export function createClient(baseUrl: string, connections = 64, apiKeys: readonly string[] = []): Pool {
+  const pool = new Pool(baseUrl, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
+  if (apiKeys.length > 0) clientKeys.set(pool, { keys: apiKeys, next: 0 });
+  return pool;
 }
 
 /**

@@ -4,7 +4,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { createAccount } from '@cars/accounts';
 import { createDataSource } from '@cars/persistence';
+import Redis from 'ioredis';
 import { createVhost } from '@cars/testing';
 import { Pool as PgPool } from 'pg';
 import { booleanFlag, commandLine, integerFlag, numberFlag, parseFlags, stringFlag } from '../common/args';
@@ -18,7 +20,7 @@ import { buildMix, interleave, MixClass } from './mix';
  * Query API benchmark:
  *
  *   npm run build && node dist/tools/bench/query/main.js [--auctions 1000000] [--live 1500] [--seed 1]
- *     [--reload] [--rate 100] [--seconds 30] [--concurrency 16] [--throughput-seconds 15] [--plans]
+ *     [--reload] [--rate 100] [--seconds 30] [--concurrency 16] [--throughput-seconds 15] [--plans] [--metering]
  *
  * 1. Database `cars_bench_query` with N auctions from @cars/datagen, bulk-loaded by the
  *    change-detector's loader (reused when already loaded at the same size and seed).
@@ -30,6 +32,10 @@ import { buildMix, interleave, MixClass } from './mix';
  * 4. Warm-up (every request once: primes the count caches), then an open-loop run at `rate`
  *    requests/s against each (latency from the scheduled send time), then a closed-loop run with
  *    `concurrency` callers against each for the maximum throughput.
+ *
+ *    With `--metering`, a second gateway with authentication, the Redis burst limit and the
+ *    monthly ledger on (what customers use) joins the closed loop — one API key per caller, sent
+ *    in turn — and its ratio to bare is printed beside the unmetered gateway's.
  *
  * 5. CPU per request of every process in the closed loop (gateway, query service, the run's own
  *    PostgreSQL backends, the RabbitMQ server; bare server and its backends), from /proc: robust
@@ -50,6 +56,7 @@ interface Options {
   concurrency: number;
   throughputSeconds: number;
   plans: boolean;
+  metering: boolean;
 }
 
 const USAGE = `Usage: node dist/tools/bench/query/main.js [options]
@@ -63,6 +70,8 @@ const USAGE = `Usage: node dist/tools/bench/query/main.js [options]
   --concurrency N           callers of the closed-loop run (default 16)
   --throughput-seconds S    length of the closed-loop run (default 15)
   --plans                   print the plan of every statement
+  --metering                also run the closed loop through a gateway with metering on (API keys,
+                            Redis burst limit, monthly ledger) and print its ratio beside
   -h, --help                this text`;
 
 function parseOptions(argv: readonly string[]): Options | 'help' {
@@ -76,6 +85,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     concurrency: { type: 'string' },
     'throughput-seconds': { type: 'string' },
     plans: { type: 'boolean' },
+    metering: { type: 'boolean' },
   });
   if (flags === 'help') return 'help';
   return {
@@ -88,6 +98,7 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
     concurrency: integerFlag(flags, 'concurrency', 16, 1),
     throughputSeconds: numberFlag(flags, 'throughput-seconds', 15, 'positive'),
     plans: booleanFlag(flags, 'plans'),
+    metering: booleanFlag(flags, 'metering'),
   };
 }
 
@@ -228,16 +239,69 @@ async function explainMix(databaseUrl: string, classes: MixClass[]): Promise<{ p
   return { plans, seqScans };
 }
 
+/** Every distinct request of the mix once (the warm-up). */
+const distinct = (all: MixClass[]) => [...new Set(interleave(all).map((r) => r.path))].map((path) => ({ name: 'warm-up', path }));
+
 /** The query service and the gateway over RabbitMQ, and the bare server beside them. */
 interface Servers {
   query?: ChildProcess;
   gateway?: ChildProcess;
   bare?: ChildProcess;
+  /** `--metering`: the gateway with metering on, and one API key per caller. */
+  metered?: ChildProcess;
+  meteredUrl?: string;
+  apiKeys?: string[];
   gatewayUrl: string;
   bareUrl: string;
 }
 
-async function startServers(databaseUrl: string, servers: Servers): Promise<void> {
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const BENCH_EMAILS = `bench-query-${process.pid}-%@example.test`;
+
+/** `--metering`: a gateway with metering on beside the other one, and `concurrency` accounts (100K plan) with a key each. */
+async function startMeteredGateway(databaseUrl: string, rabbitUrl: string, options: Options, servers: Servers): Promise<void> {
+  const pool = new PgPool({ connectionString: databaseUrl, max: 1 });
+  try {
+    servers.apiKeys = [];
+    for (let i = 0; i < options.concurrency; i += 1) {
+      const { key } = await createAccount(pool, { email: BENCH_EMAILS.replace('%', String(i)), plan: '100k', emailVerified: true });
+      servers.apiKeys.push(key.apiKey);
+    }
+  } finally {
+    await pool.end();
+  }
+  const port = await freePort();
+  servers.metered = start(join(__dirname, '../../../apps/gateway/src/main.js'), {
+    DATABASE_URL: databaseUrl,
+    RABBITMQ_URL: rabbitUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    METERING_ENABLED: 'true',
+    DATABASE_POOL_SIZE: '2',
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `cars-bench-query:${process.pid}:`,
+    // The burst limit is on the path (one Redis script per request) but must not refuse the bench.
+    BURST_RATE_PER_SECOND: '100000',
+    BURST_CAPACITY: '100000',
+  });
+  servers.meteredUrl = `http://127.0.0.1:${port}`;
+}
+
+/** The bench's accounts (their keys, ledger rows and leases go with them) and Redis buckets. */
+async function removeMeteringState(databaseUrl: string): Promise<void> {
+  const pool = new PgPool({ connectionString: databaseUrl, max: 1 });
+  await pool.query(`DELETE FROM accounts WHERE email LIKE $1`, [BENCH_EMAILS.replace('%', '%')]).finally(() => pool.end());
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    const keys = await redis.keys(`cars-bench-query:${process.pid}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function startServers(databaseUrl: string, servers: Servers, options: Options): Promise<void> {
   const rabbitUrl = createVhost(BENCH_DATABASE);
   const gatewayPort = await freePort();
   const barePort = await freePort();
@@ -267,6 +331,7 @@ async function startServers(databaseUrl: string, servers: Servers): Promise<void
   });
   servers.gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
   servers.bareUrl = `http://127.0.0.1:${barePort}`;
+  if (options.metering) await startMeteredGateway(databaseUrl, rabbitUrl, options, servers);
 }
 
 interface Measurements {
@@ -274,6 +339,8 @@ interface Measurements {
   bareOpen: RunResult;
   gatewayMax: RunResult;
   bareMax: RunResult;
+  /** `--metering`: the closed loop through the metered gateway. */
+  meteredMax?: RunResult;
   cpu: { gateway: ReturnType<CpuTally['perUnit']>; bare: ReturnType<CpuTally['perUnit']> };
 }
 
@@ -298,14 +365,18 @@ async function measure(options: Options, databaseUrl: string, classes: MixClass[
   }));
   await waitReady(`${gatewayUrl}/auctions?limit=1`, gateway!, 'gateway + query service');
   await waitReady(`${bareUrl}/auctions?limit=1`, bare!, 'bare server');
+  const meteredClient = servers.meteredUrl ? createClient(servers.meteredUrl, 64, servers.apiKeys) : undefined;
+  if (meteredClient) {
+    await waitReady(`${servers.meteredUrl}/health/ready`, servers.metered!, 'gateway with metering');
+    for (const r of distinct(classes)) await meteredClient.request({ method: 'GET', path: r.path, headers: { authorization: `Bearer ${servers.apiKeys![0]}` } }).then((res) => res.body.text());
+  }
   log(`gateway ${gatewayUrl} (query service over RabbitMQ), bare ${bareUrl}; load average ${load()}`);
 
   const mix = interleave(classes);
   const gatewayClient = createClient(gatewayUrl);
   const bareClient = createClient(bareUrl);
-  const distinct = [...new Set(mix.map((r) => r.path))].map((path) => ({ name: 'warm-up', path }));
   // Warm-up: each request once (the first count of a filter set is the uncached one), then a short run.
-  for (const r of distinct) {
+  for (const r of distinct(classes)) {
     await gatewayClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
     await bareClient.request({ method: 'GET', path: r.path }).then((res) => res.body.text());
   }
@@ -325,20 +396,25 @@ async function measure(options: Options, databaseUrl: string, classes: MixClass[
   log(`closed loop, ${options.concurrency} callers, ${throughputSlices} × ${SLICE} s each, alternating (load average ${load()})`);
   const gatewayMaxRec = new Recorder(order);
   const bareMaxRec = new Recorder(order);
-  for (let i = 0, g = 0, b = 0; i < throughputSlices; i += 1) {
+  const meteredMaxRec = new Recorder(order);
+  for (let i = 0, g = 0, b = 0, m = 0; i < throughputSlices; i += 1) {
+    // With metering, its slice comes first in odd slices and last in even ones (paired with both).
+    if (meteredClient && i % 2 === 1) m = await closedLoop(meteredClient, mix, options.concurrency, SLICE, meteredMaxRec, m);
     await gatewayCpu.start();
     g = await closedLoop(gatewayClient, mix, options.concurrency, SLICE, gatewayMaxRec, g);
     await gatewayCpu.stop();
     await bareCpu.start();
     b = await closedLoop(bareClient, mix, options.concurrency, SLICE, bareMaxRec, b);
     await bareCpu.stop();
+    if (meteredClient && i % 2 === 0) m = await closedLoop(meteredClient, mix, options.concurrency, SLICE, meteredMaxRec, m);
   }
   await activity.end();
   const [gatewayOpen, bareOpen, gatewayMax, bareMax] = [gatewayOpenRec, bareOpenRec, gatewayMaxRec, bareMaxRec].map((r) => r.result());
   const cpu = { gateway: gatewayCpu.perUnit(gatewayMax.total), bare: bareCpu.perUnit(bareMax.total) };
   await gatewayClient.close();
   await bareClient.close();
-  return { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu };
+  await meteredClient?.close();
+  return { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu, ...(meteredClient ? { meteredMax: meteredMaxRec.result() } : {}) };
 }
 
 /** The tables, the targets and the JSON line on standard output; the exit code (1: a target missed). */
@@ -367,6 +443,10 @@ function report(
   out.push(...latencyTable(classes, gatewayOpen, bareOpen));
   out.push('', `Maximum throughput (closed loop, ${options.concurrency} callers, ${options.throughputSeconds} s each in alternating ${SLICE} s slices):`);
   out.push(...throughputTable(classes, gatewayMax, bareMax));
+  if (m.meteredMax) {
+    out.push('', `With metering on (API key per caller, Redis burst limit, monthly ledger), the same closed loop in the same alternating slices:`);
+    out.push(...throughputTable(classes, m.meteredMax, bareMax));
+  }
   out.push('', `CPU per request in the closed loop (µs, user + system, from /proc; PostgreSQL: the run's own backends):`);
   out.push(...cpuTable(cpu.gateway, cpu.bare));
   out.push('', 'Statements per request (EXPLAIN ANALYZE; "count (uncached)" is what a count-cache miss costs):');
@@ -383,6 +463,10 @@ function report(
   out.push('');
   out.push(`p99 ≤ ${P99_TARGET_MS} ms at ${options.rate} req/s, every class: ${missed.length ? `MISSED (${missed.join(', ')})` : 'ok'}`);
   out.push(`gateway/bare throughput ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}): ${ratio >= RATIO_TARGET ? 'ok' : 'MISSED'}`);
+  const meteredRatio = m.meteredMax ? m.meteredMax.throughput / bareMax.throughput : undefined;
+  if (meteredRatio !== undefined) {
+    out.push(`gateway with metering/bare throughput ${meteredRatio.toFixed(2)} (without metering ${ratio.toFixed(2)}; metered/unmetered ${(m.meteredMax!.throughput / gatewayMax.throughput).toFixed(2)})`);
+  }
   out.push(`sequential scans of auctions: ${seqScans.length ? seqScans.join('; ') : 'none'}`);
   console.log(out.join('\n'));
   console.log(
@@ -392,6 +476,7 @@ function report(
       gateway: { open: gatewayOpen, max: gatewayMax },
       bare: { open: bareOpen, max: bareMax },
       ratio,
+      ...(m.meteredMax ? { metered: { max: m.meteredMax }, meteredRatio } : {}),
       cpu,
       seqScans,
       load: loadavg(),
@@ -413,11 +498,12 @@ async function main(): Promise<number> {
 
   const servers: Servers = { gatewayUrl: '', bareUrl: '' };
   try {
-    await startServers(dataset.databaseUrl, servers);
+    await startServers(dataset.databaseUrl, servers, options);
     const measured = await measure(options, dataset.databaseUrl, mix.classes, servers);
     return report(options, dataset, mix, explained, measured);
   } finally {
-    await Promise.all([stop(servers.gateway), stop(servers.query), stop(servers.bare)]);
+    await Promise.all([stop(servers.gateway), stop(servers.query), stop(servers.bare), stop(servers.metered)]);
+    if (options.metering) await removeMeteringState(dataset.databaseUrl);
   }
 }
 

@@ -17,6 +17,7 @@ import { AccountArea1764800000000 } from './1764800000000-AccountArea';
 import { DeliveryFairness1764910000000 } from './1764910000000-DeliveryFairness';
 import { DeliveriesDueWakeup1765000000000 } from './1765000000000-DeliveriesDueWakeup';
 import { UsageDaily1765050000000 } from './1765050000000-UsageDaily';
+import { UsageLeases1765100000000 } from './1765100000000-UsageLeases';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   DeliveryFairness1764910000000,
   DeliveriesDueWakeup1765000000000,
   UsageDaily1765050000000,
+  UsageLeases1765100000000,
 ];

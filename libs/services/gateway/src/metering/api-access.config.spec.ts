@@ -14,6 +14,9 @@ describe('loadApiAccessConfig', () => {
       burstCapacity: 20,
       keyCacheTtlMs: 10000,
       meteringPoolSize: 8,
+      leaseMaxUnits: 64,
+      leaseTtlMs: 30000,
+      leaseIdleMs: 250,
       maxInFlightPerAccount: 4,
     });
   });

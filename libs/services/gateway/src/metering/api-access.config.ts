@@ -14,6 +14,10 @@ export interface ApiAccessConfig {
   keyCacheTtlMs: number;
   /** Connections of the ledger pool (asynchronous commit). */
   meteringPoolSize: number;
+  /** Leases of allowance (docs/adr/0007-metering-leases.md): block size, TTL, idle time. */
+  leaseMaxUnits: number;
+  leaseTtlMs: number;
+  leaseIdleMs: number;
   /** Requests in flight per account and gateway process on `@InFlightCapped()` routes (0: no cap). */
   maxInFlightPerAccount: number;
   /** The time plan expiry is judged at, per request (tests move it instead of waiting). */
@@ -38,6 +42,9 @@ export function loadApiAccessConfig(
     burstCapacity: e.BURST_CAPACITY,
     keyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     meteringPoolSize: e.METERING_POOL_SIZE,
+    leaseMaxUnits: e.METERING_LEASE_MAX_UNITS,
+    leaseTtlMs: e.METERING_LEASE_TTL_MS,
+    leaseIdleMs: e.METERING_LEASE_IDLE_MS,
     maxInFlightPerAccount: e.GATEWAY_MAX_IN_FLIGHT_PER_ACCOUNT,
     now: () => new Date(),
     ...overrides,

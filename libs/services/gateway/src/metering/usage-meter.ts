@@ -1,37 +1,48 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import {
-  commitUsage,
-  createLedgerPool,
-  effectivePlan,
-  LedgerPool,
-  releaseUsage,
-  Reservation,
-  reserveUsage,
-} from '@cars/accounts';
+import { billingPeriod, createLedgerPool, effectivePlan, LedgerPool, leaseUsage, releaseExpiredLeases, settleLease } from '@cars/accounts';
 import { ServiceUnavailableError } from '@cars/messaging';
 import { connectionUrlOf } from '@cars/persistence';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
-import { allowanceRejections } from '../metrics/gateway.metrics';
+import { allowanceRejections, expiredLeaseUnitsReleased, meteringStatements, reportLeaseHoldings } from '../metrics/gateway.metrics';
 import type { ApiPrincipal, MeterTicket } from '../http/request-context';
 import { monthlyLimitExceeded } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 import { errorMessage } from '@cars/contracts';
+import { LeaseBook, LeaseRetired, LeaseTake } from './lease-book';
 
 export type { MeterTicket } from '../http/request-context';
 
+/** How often the lease book settles, renews and closes idle leases. */
+const TICK_MS = 50;
+/** A settlement of spent units at least this often per lease in use (what the overview trails by). */
+const SETTLE_MS = 1000;
+/** A grant asked for within this long of the previous one asks for a block twice as large. */
+const HOT_MS = 1000;
+/** A grant takes at most this share (1/n) of the room left in the allowance. */
+const SHARE_OF_ROOM = 4;
+
 /**
- * A counted request reserves one unit before its handler runs and, once the outcome is known,
- * commits it (the request counts) or releases it (it must not). See @cars/accounts usage-ledger.
- * The statements go through a ledger pool of their own with asynchronous commit (see
+ * A counted request takes one unit of allowance before its handler runs and, once the outcome is
+ * known, spends it (the request counts) or gives it back (it must not). The units come from a
+ * lease: a block the gateway reserved in the ledger in one statement (`LeaseBook`; see
+ * docs/adr/0007-metering-leases.md for what the ledger shows meanwhile and what a crash costs).
+ * The ledger statements go through a ledger pool of their own with asynchronous commit (see
  * `createLedgerPool` for what that trades), to the database of the process's DataSource.
  */
 @Injectable()
 export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Metering');
   private pool?: LedgerPool;
-  /** Settlements still running: shutdown waits for them before closing the pool. */
-  private readonly settling = new Set<Promise<void>>();
+  private book?: LeaseBook;
+  private timer?: NodeJS.Timeout;
+  private unreport?: () => void;
+  private lastSweep = 0;
+  /** When a refused take last swept the account's expired leases (at most once a second each). */
+  private readonly refusedSweeps = new Map<string, number>();
+  private readonly holder = `${hostname()}:${process.pid}`;
+  private readonly tickets = new WeakMap<MeterTicket, LeaseTake>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -40,60 +51,90 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     if (!this.config.enabled) return;
-    this.pool = createLedgerPool(connectionUrlOf(this.dataSource), {
+    const pool = createLedgerPool(connectionUrlOf(this.dataSource), {
       max: this.config.meteringPoolSize,
       applicationName: 'gateway-ledger',
     });
+    this.pool = pool;
+    const ttlMs = this.config.leaseTtlMs;
+    this.book = new LeaseBook(
+      {
+        grant: (r) => {
+          meteringStatements.inc({ statement: 'grant' });
+          return leaseUsage(pool, { ...r, shareOfRoom: SHARE_OF_ROOM, ttlMs, holder: this.holder });
+        },
+        settle: (s) => {
+          meteringStatements.inc({ statement: s.close ? 'close' : 'settle' });
+          return settleLease(pool, s);
+        },
+      },
+      { maxUnits: this.config.leaseMaxUnits, ttlMs, idleMs: this.config.leaseIdleMs, settleMs: Math.min(SETTLE_MS, ttlMs / 4), hotMs: HOT_MS },
+      () => Date.now(),
+      (what, error) => this.logger.error(`could not ${what} a lease of allowance: ${errorMessage(error)}`),
+    );
+    const book = this.book;
+    this.unreport = reportLeaseHoldings(() => book.holdings());
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.settling);
+    if (this.timer) clearInterval(this.timer);
+    await this.book?.closeAll();
+    this.unreport?.();
     const pool = this.pool;
     this.pool = undefined;
     await pool?.end();
   }
 
-  private get ledger(): LedgerPool {
-    if (!this.pool) throw new Error('UsageMeter used while metering is off or after shutdown');
-    return this.pool;
+  private get leases(): LeaseBook {
+    if (!this.book) throw new Error('UsageMeter used while metering is off or after shutdown');
+    return this.book;
   }
 
-  /** Reserves one unit, or throws the 429 of an exhausted allowance (503 if the ledger is unreachable). */
+  /** Takes one unit, or throws the 429 of an exhausted allowance (503 if the ledger is unreachable). */
   async reserve(principal: ApiPrincipal, now = new Date()): Promise<MeterTicket> {
     const plan = effectivePlan(principal, now);
+    const period = billingPeriod(now);
     let result;
-    try {
-      result = await reserveUsage(this.ledger, { accountId: principal.accountId, limit: plan.monthlyLimit, now, kind: 'request' });
-    } catch (error) {
-      this.logger.error(`usage ledger unavailable: ${errorMessage(error)}`);
-      throw new ServiceUnavailableError('usage accounting', error);
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        result = await this.leases.take(principal.accountId, period.key, period.end, plan.monthlyLimit, now);
+        // Used up: units a dead gateway's expired lease still holds come back first.
+        if (!result.ok && attempt === 0 && this.maySweepFor(principal.accountId) && (await this.sweep(principal.accountId)) > 0) continue;
+        break;
+      } catch (error) {
+        if (error instanceof LeaseRetired && attempt < 3) continue;
+        this.logger.error(`usage ledger unavailable: ${errorMessage(error)}`);
+        throw new ServiceUnavailableError('usage accounting', error);
+      }
     }
     if (!result.ok) {
       allowanceRejections.inc({ cause: 'monthly' });
       throw monthlyLimitExceeded(plan, rateLimitHeaders(result.limit, 0, result.periodEnd));
     }
-    return {
-      reservation: result.reservation,
-      limit: result.limit,
-      remaining: result.remaining,
-      periodEnd: result.periodEnd,
+    const take = result.take;
+    const ticket: MeterTicket = {
+      reservation: { accountId: principal.accountId, period: take.period, units: 1, kind: 'request' },
+      limit: take.limit,
+      remaining: take.remaining,
+      periodEnd: take.periodEnd,
       settled: false,
     };
+    this.tickets.set(ticket, take);
+    return ticket;
   }
 
   /**
-   * Commits (`counted`) or releases the unit, once, without holding up the response: the unit is
-   * already held by the reservation, so the limit is exact whether the commit lands before or
-   * just after the response leaves (`settled()` waits for it). A failure is logged, not thrown:
-   * the unit then stays reserved — capacity the account loses until the period ends, never
-   * units it gains.
+   * Spends (`counted`) or gives back the unit, once. The spent unit reaches the ledger's `used`
+   * with the lease's next settlement (within a second, or when the lease closes); it is held in
+   * `reserved` until then, so the limit is exact meanwhile.
    */
   settle(ticket: MeterTicket, counted: boolean): void {
     if (ticket.settled) return;
     ticket.settled = true;
-    const work = this.apply(ticket.reservation, counted);
-    this.settling.add(work);
-    void work.finally(() => this.settling.delete(work));
+    const take = this.tickets.get(ticket);
+    if (take) this.leases.give(take, counted);
   }
 
   /**
@@ -110,19 +151,39 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     reply.raw.once('close', () => this.settle(ticket, reply.raw.writableFinished && countsAsUsage(reply.statusCode)));
   }
 
-  /** Resolves once every settlement started so far has reached the ledger. */
+  /** Resolves once every ledger statement started so far has ended. */
   async settled(): Promise<void> {
-    await Promise.all(this.settling);
+    await this.book?.idle();
   }
 
-  private async apply(reservation: Reservation, counted: boolean): Promise<void> {
-    const action = counted ? 'commit' : 'release';
-    try {
-      const done = counted ? await commitUsage(this.ledger, reservation) : await releaseUsage(this.ledger, reservation);
-      if (!done) this.logger.error(`no reservation to ${action} for account ${reservation.accountId}`);
-    } catch (error) {
-      this.logger.error(`could not ${action} a unit for account ${reservation.accountId}: ${String(error)}`);
+  private tick(): void {
+    const book = this.book;
+    if (!book) return;
+    book.tick();
+    // Leases of dead gateways, swept by every gateway a few times per TTL.
+    const now = Date.now();
+    for (const [accountId, at] of this.refusedSweeps) if (now - at >= 1000) this.refusedSweeps.delete(accountId);
+    if (now - this.lastSweep < this.config.leaseTtlMs / 3) return;
+    this.lastSweep = now;
+    void this.sweep().catch((error: unknown) => this.logger.error(`could not sweep expired leases: ${errorMessage(error)}`));
+  }
+
+  private maySweepFor(accountId: string): boolean {
+    const now = Date.now();
+    if (now - (this.refusedSweeps.get(accountId) ?? 0) < 1000) return false;
+    this.refusedSweeps.set(accountId, now);
+    return true;
+  }
+
+  /** Gives back the units of expired leases (of one account, or all): their gateways died. */
+  private async sweep(accountId?: string): Promise<number> {
+    meteringStatements.inc({ statement: 'sweep' });
+    const units = await releaseExpiredLeases(this.pool!, accountId);
+    if (units > 0) {
+      expiredLeaseUnitsReleased.inc(units);
+      this.logger.warn(`released ${units} unit(s) of expired leases (a gateway stopped without returning them)`);
     }
+    return units;
   }
 }
 

@@ -1,0 +1,152 @@
+import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
+import { LeaseBook, LeaseSettings, TakeResult } from './lease-book';
+
+const SETTINGS: LeaseSettings = { maxUnits: 8, ttlMs: 30000, idleMs: 250, settleMs: 1000, hotMs: 1000 };
+const PERIOD_END = new Date('2026-12-01T00:00:00Z');
+
+/** A ledger of one account in memory: grants up to the room left, records every statement. */
+class FakeLedger {
+  used = 0;
+  reserved = 0;
+  grants: number[] = [];
+  settlements: LeaseSettlement[] = [];
+  leases = new Map<string, number>();
+  pending: (() => void)[] = [];
+  hold = false;
+  failSettle = false;
+
+  constructor(private readonly limit: number) {}
+
+  async grant(request: { leaseId: string; want: number }): Promise<LeaseGrant> {
+    if (this.hold) await new Promise<void>((resolve) => this.pending.push(resolve));
+    const room = this.limit - this.used - this.reserved;
+    if (room <= 0) return { ok: false, period: '2026-11-01', periodEnd: PERIOD_END, limit: this.limit };
+    const n = Math.min(request.want, Math.max(1, Math.floor(room / 4)));
+    this.reserved += n;
+    this.leases.set(request.leaseId, (this.leases.get(request.leaseId) ?? 0) + n);
+    this.grants.push(n);
+    return { ok: true, period: '2026-11-01', periodEnd: PERIOD_END, units: n, limit: this.limit, consumed: this.used + this.reserved };
+  }
+
+  async settle(s: LeaseSettlement): Promise<boolean> {
+    if (this.failSettle) throw new Error('ledger unreachable');
+    const held = this.leases.get(s.leaseId);
+    if (held === undefined) return false;
+    this.settlements.push(s);
+    const moved = s.close ? held : s.spent + s.returned;
+    this.used += s.spent;
+    this.reserved -= moved;
+    if (s.close) this.leases.delete(s.leaseId);
+    else this.leases.set(s.leaseId, held - moved);
+    return true;
+  }
+}
+
+function setup(limit = 1000, settings: LeaseSettings = SETTINGS) {
+  const ledger = new FakeLedger(limit);
+  let now = 1_000_000;
+  const errors: string[] = [];
+  const book = new LeaseBook(ledger, settings, () => now, (what) => errors.push(what));
+  const take = () => book.take('acc', '2026-11-01', PERIOD_END, limit, new Date(now));
+  const ok = (r: TakeResult) => {
+    if (!r.ok) throw new Error('refused');
+    return r.take;
+  };
+  return { ledger, book, take, ok, errors, advance: (ms: number) => (now += ms) };
+}
+
+describe('LeaseBook', () => {
+  it('asks for 1 unit first, then twice as many per grant while grants come within hotMs, up to maxUnits', async () => {
+    const { ledger, book, take, ok } = setup();
+    for (let i = 0; i < 40; i += 1) book.give(ok(await take()), true);
+    expect(ledger.grants).toEqual([1, 2, 4, 8, 8, 8, 8, 8]);
+    // Nothing written per request: 40 requests, 8 grants, no settlement yet (all 47 units reserved).
+    expect(ledger.settlements).toEqual([]);
+    expect({ used: ledger.used, reserved: ledger.reserved }).toEqual({ used: 0, reserved: 47 });
+  });
+
+  it('grants less near the limit and refuses every waiter once no unit is left: exactly the allowance is served', async () => {
+    const { ledger, take } = setup(10);
+    const results = await Promise.all(Array.from({ length: 30 }, () => take()));
+    expect(results.filter((r) => r.ok)).toHaveLength(10);
+    expect(ledger.reserved).toBe(10);
+    expect(ledger.grants.every((n) => n <= 2)).toBe(true);
+  });
+
+  it('answers takes that arrive during a grant with one grant for all of them, in arrival order', async () => {
+    const { ledger, take } = setup();
+    ledger.hold = true;
+    const waiting = Array.from({ length: 5 }, () => take());
+    ledger.hold = false;
+    ledger.pending.shift()!();
+    const results = await Promise.all(waiting);
+    expect(results.every((r) => r.ok)).toBe(true);
+    // The first take's grant (1 unit), then one for the four that arrived meanwhile.
+    expect(ledger.grants).toEqual([1, 4]);
+    expect(results.map((r) => r.ok && r.take.remaining)).toEqual([999, 998, 997, 996, 995]);
+  });
+
+  it('settles spent units after settleMs, and closes an idle lease giving the rest back', async () => {
+    const { ledger, book, take, ok, advance } = setup();
+    for (let i = 0; i < 3; i += 1) book.give(ok(await take()), i !== 1); // 1 + 2 units; the second does not count
+    expect(ledger.reserved).toBe(3);
+    advance(100);
+    const held = ok(await take()); // from the unit given back; keeps the lease busy
+    advance(SETTINGS.settleMs);
+    book.tick();
+    await book.idle();
+    expect(ledger.settlements.map((s) => [s.spent, s.close])).toEqual([[2, false]]);
+    book.give(held, false);
+    advance(SETTINGS.idleMs);
+    book.tick();
+    await book.idle();
+    expect(ledger.settlements.map((s) => [s.spent, s.close])).toEqual([
+      [2, false],
+      [0, true],
+    ]);
+    expect({ used: ledger.used, reserved: ledger.reserved, leases: ledger.leases.size, book: book.size }).toEqual({
+      used: 2,
+      reserved: 0,
+      leases: 0,
+      book: 0,
+    });
+  });
+
+  it('stops spending a lease it could not renew for ¾ of its TTL, and takes a new one', async () => {
+    const { ledger, book, take, ok, advance, errors } = setup();
+    book.give(ok(await take()), true);
+    const inFlight = ok(await take()); // a second block of 2, one unit left; this request keeps the lease busy
+    ledger.failSettle = true;
+    advance(SETTINGS.ttlMs / 3);
+    book.tick();
+    await book.idle();
+    expect(errors).toEqual(['settle']);
+    advance(SETTINGS.ttlMs / 2);
+    const next = ok(await take());
+    expect(ledger.leases.size).toBe(2);
+    expect(ledger.grants).toEqual([1, 2, 1]);
+    book.give(next, true);
+    book.give(inFlight, true);
+  });
+
+  it('writes nothing more for a lease the ledger swept (expired): its units are back there', async () => {
+    const { ledger, book, take, ok, advance } = setup();
+    const t = ok(await take());
+    ledger.leases.clear(); // another gateway's sweep
+    ledger.reserved = 0;
+    book.give(t, true);
+    advance(SETTINGS.settleMs);
+    book.tick();
+    await book.idle();
+    expect(ledger.settlements).toEqual([]);
+    expect(book.size).toBe(0);
+    expect(ledger.used).toBe(0);
+  });
+
+  it('closeAll settles and gives back every lease (shutdown)', async () => {
+    const { ledger, book, take, ok } = setup();
+    for (let i = 0; i < 4; i += 1) book.give(ok(await take()), true);
+    await book.closeAll();
+    expect({ used: ledger.used, reserved: ledger.reserved, leases: ledger.leases.size }).toEqual({ used: 4, reserved: 0, leases: 0 });
+  });
+});

@@ -1,0 +1,297 @@
+import { randomUUID } from 'node:crypto';
+import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
+
+/**
+ * The allowance a gateway holds in leases (docs/adr/0007-metering-leases.md), one lease per
+ * account, period and limit: requests take units from it in memory, and the ledger sees a grant
+ * per block and a settlement per second instead of two statements per request.
+ *
+ *   take   — a unit of the lease, or (none left) a wait for the next grant, which serves the
+ *            waiters in arrival order; a refused grant refuses every waiter (the allowance is
+ *            used up: nothing in the ledger is free, and this gateway holds nothing spare).
+ *   give   — the request's outcome: spent (counts) or back in the lease.
+ *   tick   — settles spent units (and renews the lease) every `settleMs`, renews a lease that has
+ *            nothing to settle before a third of its TTL passed, and closes a lease unused for
+ *            `idleMs` (spent units settled, the rest given back).
+ *
+ * Block sizes: 1 unit for a lease's first grant; each further grant asked within `hotMs` of
+ * the previous one asks for twice as many, up to `maxUnits`; the ledger grants less near the
+ * limit. A lease is used only while its last renewal is younger than ¾ of its TTL, so a
+ * gateway that cannot reach the ledger stops spending before another can sweep the lease.
+ */
+
+export interface LeaseLedger {
+  grant(request: { leaseId: string; accountId: string; limit: number; want: number; now: Date }): Promise<LeaseGrant>;
+  settle(settlement: LeaseSettlement): Promise<boolean>;
+}
+
+export interface LeaseSettings {
+  maxUnits: number;
+  ttlMs: number;
+  idleMs: number;
+  settleMs: number;
+  hotMs: number;
+}
+
+/** One lease's units: held in the ledger, in flight, spent and not yet settled. */
+export class Lease {
+  id = randomUUID();
+  held = 0;
+  inFlight = 0;
+  spent = 0;
+  /** Spent units of a settlement on its way (not yet subtracted). */
+  settling = 0;
+  renewedAt = 0;
+  lastUseAt = 0;
+  lastGrantAt = 0;
+  size = 1;
+  /** used + reserved the ledger reported at the last grant (this lease's whole block included). */
+  consumed = 0;
+  /** No longer granted to or taken from (closing, expired, or swept). */
+  retired = false;
+  /** Swept by another gateway (the ledger no longer knows it): nothing of it is written again. */
+  gone = false;
+  granting = false;
+  readonly waiters: Waiter[] = [];
+
+  constructor(
+    readonly key: string,
+    readonly accountId: string,
+    readonly limit: number,
+    readonly periodEnd: Date,
+  ) {}
+
+  get available(): number {
+    return this.held - this.inFlight - this.spent - this.settling;
+  }
+}
+
+export interface LeaseTake {
+  lease: Lease;
+  period: string;
+  periodEnd: Date;
+  limit: number;
+  /** The allowance left after this unit, as far as this gateway knows. */
+  remaining: number;
+}
+
+export type TakeResult = { ok: true; take: LeaseTake } | { ok: false; limit: number; periodEnd: Date };
+
+interface Waiter {
+  resolve: (result: TakeResult) => void;
+  reject: (error: unknown) => void;
+}
+
+export class LeaseBook {
+  private readonly leases = new Map<string, Lease>();
+  /** Leases taken out of the map (closing, expired, swept) with units still in flight or unsettled. */
+  private readonly retiring = new Set<Lease>();
+  private readonly pending = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly ledger: LeaseLedger,
+    private readonly settings: LeaseSettings,
+    private readonly clock: () => number,
+    private readonly onError: (what: string, error: unknown) => void,
+  ) {}
+
+  /** A unit of the account's allowance for one request. */
+  take(accountId: string, period: string, periodEnd: Date, limit: number, now: Date): Promise<TakeResult> {
+    const key = `${accountId}|${period}|${limit}`;
+    let lease = this.leases.get(key);
+    if (lease && !this.usable(lease)) {
+      this.retire(lease);
+      lease = undefined;
+    }
+    if (!lease) {
+      lease = new Lease(key, accountId, limit, periodEnd);
+      this.leases.set(key, lease);
+    }
+    lease.lastUseAt = this.clock();
+    const served = this.serve(lease, period);
+    if (served) return Promise.resolve(served);
+    const current = lease;
+    return new Promise<TakeResult>((resolve, reject) => {
+      current.waiters.push({ resolve, reject });
+      if (!current.granting) this.track(this.grant(current, period, now));
+    });
+  }
+
+  /** The request's unit: spent (it counts) or back in its lease for the next request. */
+  give(take: LeaseTake, counted: boolean): void {
+    const lease = take.lease;
+    lease.inFlight -= 1;
+    if (counted) lease.spent += 1;
+    this.drain(lease, take.period);
+    if (lease.retired && lease.inFlight === 0) this.track(this.close(lease));
+  }
+
+  /** Periodic work: settle, renew, close idle leases. */
+  tick(): void {
+    const now = this.clock();
+    for (const lease of this.leases.values()) {
+      if (lease.granting || lease.settling > 0) continue;
+      const idle = lease.inFlight === 0 && lease.waiters.length === 0 && now - lease.lastUseAt >= this.settings.idleMs;
+      if (idle) {
+        this.retire(lease);
+        this.track(this.close(lease));
+      } else if (lease.held > 0 && ((lease.spent > 0 && now - lease.renewedAt >= this.settings.settleMs) || now - lease.renewedAt >= this.settings.ttlMs / 3)) {
+        this.track(this.settleSpent(lease));
+      }
+    }
+    for (const lease of this.retiring) this.track(this.close(lease));
+  }
+
+  /** Closes every lease (shutdown): spent units settled, the rest given back. */
+  async closeAll(): Promise<void> {
+    for (const lease of [...this.leases.values()]) this.retire(lease);
+    await this.idle();
+    await Promise.all([...this.retiring].map((lease) => this.close(lease)));
+  }
+
+  /** Resolves once every ledger statement started so far has ended. */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all(this.pending);
+  }
+
+  /** Leases held now (for tests). */
+  get size(): number {
+    return this.leases.size + this.retiring.size;
+  }
+
+  /** Units the leases hold in the ledger's `reserved`, by state (the metrics). */
+  holdings(): { unspent: number; inFlight: number; unsettled: number } {
+    const sum = { unspent: 0, inFlight: 0, unsettled: 0 };
+    for (const lease of [...this.leases.values(), ...this.retiring]) {
+      if (lease.gone) continue;
+      sum.unspent += Math.max(0, lease.available);
+      sum.inFlight += lease.inFlight;
+      sum.unsettled += lease.spent + lease.settling;
+    }
+    return sum;
+  }
+
+  private usable(lease: Lease): boolean {
+    return !lease.retired && (lease.held === 0 || this.clock() - lease.renewedAt < (this.settings.ttlMs * 3) / 4);
+  }
+
+  private serve(lease: Lease, period: string): TakeResult | null {
+    if (lease.available <= 0 || !this.usable(lease)) return null;
+    lease.inFlight += 1;
+    return {
+      ok: true,
+      take: { lease, period, periodEnd: lease.periodEnd, limit: lease.limit, remaining: Math.max(0, lease.limit - lease.consumed + lease.available) },
+    };
+  }
+
+  /** Serves waiters from units given back. */
+  private drain(lease: Lease, period: string): void {
+    while (lease.waiters.length > 0) {
+      const served = this.serve(lease, period);
+      if (!served) return;
+      lease.waiters.shift()!.resolve(served);
+    }
+  }
+
+  private async grant(lease: Lease, period: string, now: Date): Promise<void> {
+    lease.granting = true;
+    try {
+      while (lease.waiters.length > 0 && !lease.retired) {
+        const at = this.clock();
+        if (lease.lastGrantAt > 0) {
+          lease.size = at - lease.lastGrantAt < this.settings.hotMs ? Math.min(this.settings.maxUnits, lease.size * 2) : 1;
+        }
+        const want = Math.max(lease.size, lease.waiters.length);
+        let granted: LeaseGrant;
+        try {
+          granted = await this.ledger.grant({ leaseId: lease.id, accountId: lease.accountId, limit: lease.limit, want: Math.min(want, this.settings.maxUnits), now });
+        } catch (error) {
+          for (const waiter of lease.waiters.splice(0)) waiter.reject(error);
+          return;
+        }
+        if (!granted.ok) {
+          for (const waiter of lease.waiters.splice(0)) waiter.resolve({ ok: false, limit: granted.limit, periodEnd: granted.periodEnd });
+          return;
+        }
+        lease.renewedAt = at; // a grant renews the lease
+        lease.held += granted.units;
+        lease.consumed = granted.consumed;
+        lease.lastGrantAt = at;
+        this.drain(lease, period);
+      }
+    } finally {
+      lease.granting = false;
+      if (lease.retired && lease.inFlight === 0) this.track(this.close(lease));
+    }
+  }
+
+  /** Spent units to `used`, and the lease renewed. */
+  private async settleSpent(lease: Lease): Promise<void> {
+    const spent = lease.spent;
+    const at = this.clock();
+    lease.spent -= spent;
+    lease.settling += spent;
+    try {
+      const known = await this.ledger.settle({ leaseId: lease.id, spent, returned: 0, kind: 'request', close: false, ttlMs: this.settings.ttlMs });
+      if (known) {
+        lease.held -= spent;
+        lease.renewedAt = at;
+      } else {
+        this.forget(lease);
+      }
+    } catch (error) {
+      lease.spent += spent; // tried again at the next tick
+      this.onError('settle', error);
+    } finally {
+      lease.settling -= spent;
+    }
+  }
+
+  /** Ends a retired lease once nothing of it is in flight: spent units settled, the rest given back. */
+  private async close(lease: Lease): Promise<void> {
+    if (lease.inFlight > 0 || lease.settling > 0 || lease.granting || lease.gone || !this.retiring.has(lease)) return;
+    this.retiring.delete(lease);
+    if (lease.held === 0) return;
+    const spent = lease.spent;
+    lease.settling += spent;
+    lease.spent = 0;
+    try {
+      await this.ledger.settle({ leaseId: lease.id, spent, returned: 0, kind: 'request', close: true, ttlMs: this.settings.ttlMs });
+      lease.held = 0;
+    } catch (error) {
+      lease.spent += spent;
+      this.retiring.add(lease); // tried again at the next tick; the lease's TTL bounds it
+      this.onError('close', error);
+    } finally {
+      lease.settling -= spent;
+    }
+  }
+
+  private retire(lease: Lease): void {
+    if (this.leases.get(lease.key) === lease) this.leases.delete(lease.key);
+    if (lease.retired) return;
+    lease.retired = true;
+    this.retiring.add(lease);
+    // Waiters of a retired lease go to its successor.
+    for (const waiter of lease.waiters.splice(0)) waiter.reject(new LeaseRetired());
+  }
+
+  /** The ledger swept the lease (it expired): its units are back there; nothing here counts any more. */
+  private forget(lease: Lease): void {
+    lease.gone = true;
+    this.retire(lease);
+    this.retiring.delete(lease);
+  }
+
+  private track(work: Promise<void>): void {
+    this.pending.add(work);
+    void work.finally(() => this.pending.delete(work));
+  }
+}
+
+/** A take that waited on a lease which was retired meanwhile: take again (from its successor). */
+export class LeaseRetired extends Error {
+  constructor() {
+    super('lease retired while waiting');
+  }
+}
