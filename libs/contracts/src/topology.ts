@@ -23,6 +23,15 @@ export const Exchanges = {
   AuctionEvents: 'auction.events',
 } as const;
 
+/**
+ * Queue arguments for the durable queues (`observations`, its dead-letter queue, `delivery.events`):
+ * quorum queues, replicated over the nodes of a cluster (on one node, a quorum queue of one). Every
+ * process declares them identically; a queue that exists as a classic queue is refused by the broker
+ * (PRECONDITION_FAILED, inequivalent arg 'x-queue-type') until it is moved over with
+ * `npm run admin -- queues:migrate` (docs/operations.md).
+ */
+export const DURABLE_QUEUE_ARGUMENTS = { 'x-queue-type': 'quorum' } as const;
+
 /** Requests older than this are dropped by the broker: the gateway has given up on them. */
 export const RPC_MESSAGE_TTL_MS = 5000;
 

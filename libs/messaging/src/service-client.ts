@@ -1,5 +1,6 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import { RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
+import { brokerUrls } from './broker-urls';
 import { InProcessBus } from './in-process.transport';
 import { QueueInspector } from './queue-inspector';
 import { namedSocketOptions } from './rmq.options';
@@ -41,7 +42,7 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
   ) {
     super();
     this.client = new RpcClientRmq({
-      urls: [url],
+      urls: brokerUrls(url),
       queue,
       queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
       // The gateway's connection to this service's queue, named for the broker's connection list.

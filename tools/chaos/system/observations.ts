@@ -1,6 +1,6 @@
 import { Queues } from '@cars/contracts';
-import { assertObservationTopology } from '@cars/messaging';
-import { ConfirmChannel, connect } from 'amqplib';
+import { assertObservationTopology, connectToAny } from '@cars/messaging';
+import { ConfirmChannel } from 'amqplib';
 import { state } from './cleanup';
 import { MAX_AUCTIONS, STEP_MS } from './options';
 
@@ -63,7 +63,7 @@ export class ObservationPublisher {
     this.connecting = true;
     this.lastAttempt = Date.now();
     try {
-      const connection = await connect(this.url);
+      const connection = await connectToAny(this.url);
       connection.on('error', () => undefined);
       const channel = await connection.createConfirmChannel();
       channel.on('error', () => undefined);
