@@ -11,6 +11,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { brokerUrls } from '@cars/messaging';
 import { Pool } from 'pg';
 
 export const ADMIN_URL = process.env.CHAOS_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -45,11 +46,13 @@ export async function dropDatabase(name: string): Promise<void> {
   await admin.end().catch(() => undefined);
 }
 
-/** A drill's own vhost (guest may do everything in it); returns its AMQP URL. */
+/** A drill's own vhost (guest may do everything in it); returns its AMQP URL (one per node for a cluster, comma-separated). */
 export function createVhost(name: string): string {
   execFileSync('rabbitmqctl', rabbitmqctl('-q', 'add_vhost', name), { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
   execFileSync('rabbitmqctl', rabbitmqctl('-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'), { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
-  return `${RABBIT}/${encodeURIComponent(name)}`;
+  return brokerUrls(RABBIT)
+    .map((url) => `${url}/${encodeURIComponent(name)}`)
+    .join(',');
 }
 
 export function deleteVhost(name: string): void {
