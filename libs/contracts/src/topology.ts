@@ -39,6 +39,13 @@ export const RPC_MESSAGE_TTL_MS = 5000;
 export const RPC_QUEUE_ARGUMENTS = { 'x-message-ttl': RPC_MESSAGE_TTL_MS } as const;
 
 /**
+ * How the RPC queues are declared: transient classic queues (their requests live 5 s). On a
+ * cluster a transient queue whose node goes away is deleted, and the services declare it again on
+ * a node they reach; a durable classic queue would stay unusable until its node came back.
+ */
+export const RPC_QUEUE_OPTIONS = { durable: false, arguments: RPC_QUEUE_ARGUMENTS } as const;
+
+/**
  * PostgreSQL NOTIFY channels: wire names like the queues' (triggers written by migrations send
  * them, so never rename one in place). Each is a wake-up at commit; a sweep is the backstop.
  */

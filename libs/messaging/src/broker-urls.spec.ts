@@ -30,6 +30,15 @@ describe('queueTypeMismatchHint', () => {
     expect(hint).toContain('npm run admin -- queues:migrate');
   });
 
+  it('names the fix for a durable RPC queue met by a transient declare', () => {
+    const hint = queueTypeMismatchHint(
+      "PRECONDITION_FAILED - inequivalent arg 'durable' for queue 'query.rpc' in vhost '/': received 'false' but current is 'true'",
+    );
+    expect(hint).toContain("queue 'query.rpc'");
+    expect(hint).toContain('transient');
+    expect(hint).toContain('queues:migrate');
+  });
+
   it('is null for other refusals', () => {
     expect(queueTypeMismatchHint("PRECONDITION_FAILED - inequivalent arg 'x-message-ttl' for queue 'query.rpc'")).toBeNull();
     expect(queueTypeMismatchHint('Connection closed')).toBeNull();

@@ -26,16 +26,18 @@ export function brokerLabel(url: string): string {
 }
 
 /**
- * The fix for a declare the broker refused because the queue exists with another type: a classic
- * `observations` or `delivery.events` left from before quorum queues. Null for any other error.
+ * The fix for a declare the broker refused because the queue exists with other settings: a classic
+ * `observations` or `delivery.events` left from before quorum queues, or a durable RPC queue from
+ * before they became transient. Null for any other error.
  */
 export function queueTypeMismatchHint(message: string): string | null {
-  if (!/PRECONDITION[_-]FAILED/.test(message) || !message.includes("'x-queue-type'")) return null;
-  const queue = /for queue '([^']+)'/.exec(message)?.[1] ?? 'a durable queue';
+  if (!/PRECONDITION[_-]FAILED/.test(message)) return null;
+  const setting = message.includes("'x-queue-type'") ? 'queue type (quorum)' : message.includes("'durable'") ? 'durability (RPC queues are transient)' : null;
+  if (!setting) return null;
+  const queue = /for queue '([^']+)'/.exec(message)?.[1] ?? 'a queue';
   return (
-    `queue '${queue}' exists on the broker as another queue type than this release declares (quorum); ` +
-    'stop the consumers and publishers of the durable queues and run `npm run admin -- queues:migrate` ' +
-    '(docs/operations.md, "Moving to quorum queues")'
+    `queue '${queue}' exists on the broker with another ${setting} than this release declares; ` +
+    'stop the apps and run `npm run admin -- queues:migrate` (docs/operations.md, "Moving to quorum queues")'
   );
 }
 

@@ -8,6 +8,8 @@ export const CHANNEL_RENEW_DELAY_MS = 1000;
 export interface ChannelSupervision {
   /** Stops renewing: the owner is closing its connection. */
   stop(): void;
+  /** Renews the connection now (after CHANNEL_RENEW_DELAY_MS), e.g. when the broker cancelled a consumer. */
+  renew(why: string): void;
 }
 
 /**
@@ -61,6 +63,7 @@ export function superviseChannel(
     });
   });
   return {
+    renew: (why: string) => renew(why, true),
     stop() {
       stopped = true;
       clearTimeout(timer);

@@ -105,6 +105,12 @@ export class DrainingRmqServer extends ServerRMQ {
   }
 
   override async handleMessage(message: Record<string, unknown>, channel: unknown): Promise<void> {
+    if (message === null) {
+      // The broker cancelled the consumer: the queue is gone (on a cluster, with the node it lived
+      // on). A new connection declares it again on a live node and consumes it.
+      this.supervision?.renew(`the broker cancelled the consumer of ${this.queue} (its queue was deleted, or its node went away)`);
+      return;
+    }
     this.inFlight += 1;
     try {
       const content = (message as { content?: unknown } | null)?.content;

@@ -1,5 +1,5 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import { RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
+import { RPC_QUEUE_OPTIONS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
 import { brokerUrls } from './broker-urls';
 import { InProcessBus } from './in-process.transport';
 import { QueueInspector } from './queue-inspector';
@@ -44,7 +44,7 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
     this.client = new RpcClientRmq({
       urls: brokerUrls(url),
       queue,
-      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+      queueOptions: RPC_QUEUE_OPTIONS,
       // The gateway's connection to this service's queue, named for the broker's connection list.
       socketOptions: namedSocketOptions(`gateway ${queue}`),
       persistent: false,

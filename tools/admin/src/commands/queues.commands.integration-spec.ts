@@ -25,7 +25,8 @@ async function classicDeployment(): Promise<void> {
   await channel.assertExchange(Exchanges.AuctionEvents, 'topic', { durable: true });
   for (const queue of [Queues.Observations, Queues.ObservationsDeadLetter, Queues.DeliveryEvents]) await channel.assertQueue(queue, { durable: true });
   await channel.bindQueue(Queues.DeliveryEvents, Exchanges.AuctionEvents, '#');
-  for (let i = 0; i < 1200; i += 1) {
+  await channel.assertQueue(Queues.QueryRpc, { durable: true, arguments: { 'x-message-ttl': 5000 } });
+  for (let i = 0; i < 600; i += 1) {
     channel.sendToQueue(Queues.Observations, Buffer.from(`{"n":${i}}`), { persistent: true, messageId: `obs-${i}`, headers: { 'x-run': 'r1' } });
   }
   channel.publish(Exchanges.AuctionEvents, 'auction.created', Buffer.from('{"e":1}'), { persistent: true, messageId: 'evt-1', type: 'auction.created' });
@@ -51,18 +52,22 @@ describe('queues:migrate', () => {
     const result = await migrateQueues(url);
 
     expect(result).toEqual([
-      { queue: Queues.Observations, was: 'classic', moved: 1200 },
+      { queue: Queues.Observations, was: 'classic', moved: 600 },
       { queue: Queues.ObservationsDeadLetter, was: 'classic', moved: 0 },
       { queue: Queues.DeliveryEvents, was: 'classic', moved: 1 },
+      { queue: Queues.QueryRpc, was: 'durable', moved: 0 },
+      { queue: Queues.StatsRpc, was: 'absent', moved: 0 },
+      { queue: Queues.WebhooksRpc, was: 'absent', moved: 0 },
     ]);
+    expect(await queueType(connection, Queues.QueryRpc)).toBe('absent');
     for (const queue of [Queues.Observations, Queues.ObservationsDeadLetter, Queues.DeliveryEvents]) {
       expect(await queueType(connection, queue)).toBe('quorum');
       expect(await queueType(connection, `${queue}.migrating`)).toBe('absent');
     }
     const observations = await drain(Queues.Observations);
-    expect(observations).toHaveLength(1200);
+    expect(observations).toHaveLength(600);
     expect(observations[0]).toMatchObject({ body: '{"n":0}', messageId: 'obs-0', headers: { 'x-run': 'r1' } });
-    expect(new Set(observations.map((m) => m.messageId)).size).toBe(1200);
+    expect(new Set(observations.map((m) => m.messageId)).size).toBe(600);
     expect(await drain(Queues.DeliveryEvents)).toEqual([expect.objectContaining({ body: '{"e":1}', messageId: 'evt-1' })]);
 
     // The binding follows the queue: an event published now reaches the quorum delivery.events.
@@ -73,8 +78,8 @@ describe('queues:migrate', () => {
     expect(await drain(Queues.DeliveryEvents)).toEqual([expect.objectContaining({ messageId: 'evt-2' })]);
 
     // Run again: nothing to do.
-    expect((await migrateQueues(url)).map((r) => r.was)).toEqual(['quorum', 'quorum', 'quorum']);
-  });
+    expect((await migrateQueues(url)).map((r) => r.was)).toEqual(['quorum', 'quorum', 'quorum', 'absent', 'absent', 'absent']);
+  }, 30_000);
 
   it('refuses to move a classic queue while something consumes it, and changes nothing', async () => {
     const channel = await connection.createChannel();

@@ -1,4 +1,4 @@
-import { errorMessage, Exchanges, Queues } from '@cars/contracts';
+import { errorMessage, Exchanges, Queues, RPC_QUEUE_OPTIONS } from '@cars/contracts';
 import { assertEventTopology, assertObservationTopology, connectToAny, DURABLE_QUEUE } from '@cars/messaging';
 import type { Channel, ChannelModel, ConfirmChannel, GetMessage, MessageProperties, Options } from 'amqplib';
 import { AdminCommand } from '../command';
@@ -6,10 +6,13 @@ import { AdminCommand } from '../command';
 /** The durable queues this release declares as quorum queues, in the order they are moved. */
 const DURABLE_QUEUES = [Queues.Observations, Queues.ObservationsDeadLetter, Queues.DeliveryEvents] as const;
 
+/** The RPC queues, transient since quorum queues (a durable one is deleted; the services declare it again). */
+const RPC_QUEUES = [Queues.QueryRpc, Queues.StatsRpc, Queues.WebhooksRpc] as const;
+
 /** Messages moved per round: fetched, republished with confirms, then acknowledged at once. */
 const MOVE_BATCH = 500;
 
-export type QueueType = 'absent' | 'classic' | 'quorum';
+export type QueueType = 'absent' | 'classic' | 'quorum' | 'durable' | 'transient';
 
 export interface QueueMigration {
   queue: string;
@@ -26,7 +29,8 @@ export interface QueueMigration {
  * meanwhile are kept), deleted, declared again as a quorum queue and filled back. Refuses a queue
  * that has consumers: stop the change-detector and delivery workers first, and ingestion
  * (publishers to `observations`, which the broker drops while the queue is absent). Idempotent: a
- * queue already quorum is left alone; a run cut short resumes from `<queue>.migrating`.
+ * queue already quorum is left alone; a run cut short resumes from `<queue>.migrating`. RPC queues
+ * declared durable by an earlier release are deleted (see migrateRpcQueue).
  */
 export const queuesCommands: AdminCommand[] = [
   {
@@ -46,6 +50,7 @@ export async function migrateQueues(url: string): Promise<QueueMigration[]> {
   try {
     const results: QueueMigration[] = [];
     for (const queue of DURABLE_QUEUES) results.push(await migrateQueue(connection, queue));
+    for (const queue of RPC_QUEUES) results.push(await migrateRpcQueue(connection, queue));
     // The topology as the services declare it (bindings included), now that every queue is quorum.
     await withChannel(connection, async (channel) => {
       await assertObservationTopology(channel);
@@ -55,6 +60,37 @@ export async function migrateQueues(url: string): Promise<QueueMigration[]> {
   } finally {
     await connection.close().catch(() => undefined);
   }
+}
+
+/**
+ * An RPC queue declared durable by an earlier release is deleted (its requests expire within 5 s
+ * anyway; refused while a service consumes it); the services declare it transient when they start.
+ */
+async function migrateRpcQueue(connection: ChannelModel, queue: string): Promise<QueueMigration> {
+  const exists = await queueExists(connection, queue);
+  if (!exists) return { queue, was: 'absent', moved: 0 };
+  const durable = await withChannel(connection, (channel) => channel.assertQueue(queue, RPC_QUEUE_OPTIONS)).then(
+    () => false,
+    (error: unknown) => {
+      if (/PRECONDITION[_-]FAILED/.test(errorMessage(error)) && errorMessage(error).includes("'durable'")) return true;
+      throw error;
+    },
+  );
+  if (!durable) return { queue, was: 'transient', moved: 0 };
+  const consumers = await withChannel(connection, async (channel) => (await channel.checkQueue(queue)).consumerCount);
+  if (consumers > 0) throw new Error(`${queue} has ${consumers} consumer(s): stop the ${queue.split('.')[0]} service before queues:migrate`);
+  await withChannel(connection, (channel) => channel.deleteQueue(queue));
+  return { queue, was: 'durable', moved: 0 };
+}
+
+async function queueExists(connection: ChannelModel, queue: string): Promise<boolean> {
+  return withChannel(connection, (channel) => channel.checkQueue(queue)).then(
+    () => true,
+    (error: unknown) => {
+      if (/NOT[_-]FOUND/.test(errorMessage(error))) return false;
+      throw error;
+    },
+  );
 }
 
 async function migrateQueue(connection: ChannelModel, queue: string): Promise<QueueMigration> {
@@ -106,14 +142,7 @@ async function migrateQueue(connection: ChannelModel, queue: string): Promise<Qu
  * 'x-queue-type') on a classic one. Never creates a queue.
  */
 export async function queueType(connection: ChannelModel, queue: string): Promise<QueueType> {
-  const exists = await withChannel(connection, (channel) => channel.checkQueue(queue)).then(
-    () => true,
-    (error: unknown) => {
-      if (/NOT[_-]FOUND/.test(errorMessage(error))) return false;
-      throw error;
-    },
-  );
-  if (!exists) return 'absent';
+  if (!(await queueExists(connection, queue))) return 'absent';
   return withChannel(connection, (channel) => channel.assertQueue(queue, DURABLE_QUEUE)).then(
     () => 'quorum' as const,
     (error: unknown) => {
