@@ -99,8 +99,20 @@ export class DrainingRmqServer extends ServerRMQ {
     return client as T;
   }
 
+  /**
+   * Nest's setup does not await its `consume`: when the channel ends before the broker's
+   * consume-ok (a node leaving the cluster closes it with INTERNAL_ERROR), the rejection went
+   * unhandled and ended the process. Here it is caught; the channel's supervision renews the
+   * connection, which sets the channel up again.
+   */
   override async setupChannel(channel: Channel, callback: () => void): Promise<void> {
     this.consumerChannel = channel;
+    const consume = channel.consume.bind(channel);
+    channel.consume = (...args: Parameters<Channel['consume']>) => {
+      const consuming = consume(...args);
+      consuming.catch((error: unknown) => this.log.warn(`RPC server ${this.queue}: consume refused (${errorMessage(error)}); the connection is renewed`));
+      return consuming;
+    };
     await super.setupChannel(channel, callback);
   }
 
