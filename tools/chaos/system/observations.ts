@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Queues } from '@cars/contracts';
 import { assertObservationTopology, connectToAny } from '@cars/messaging';
 import { ConfirmChannel } from 'amqplib';
@@ -15,11 +16,14 @@ export class ObservationPublisher {
   private lastAttempt = 0;
   private readonly queue: Buffer[] = [];
   private readonly unconfirmed = new Set<Buffer>();
+  /** Each message's id, the same when it is published again after a lost connection. */
+  private readonly ids = new WeakMap<Buffer, string>();
   republished = 0;
 
   constructor(private readonly url: string) {}
 
   publish(body: Buffer): void {
+    this.ids.set(body, randomUUID());
     this.queue.push(body);
     this.flush();
   }
@@ -38,7 +42,7 @@ export class ObservationPublisher {
       const body = this.queue.shift()!;
       this.unconfirmed.add(body);
       try {
-        channel.sendToQueue(Queues.Observations, body, { persistent: true, contentType: 'application/json' }, (error) => {
+        channel.sendToQueue(Queues.Observations, body, { persistent: true, contentType: 'application/json', messageId: this.ids.get(body) }, (error) => {
           if (!this.unconfirmed.delete(body)) return; // already handed back when the channel went
           if (error) this.queue.push(body);
         });
