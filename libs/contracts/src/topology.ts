@@ -23,11 +23,27 @@ export const Exchanges = {
   AuctionEvents: 'auction.events',
 } as const;
 
+/**
+ * Queue arguments for the durable queues (`observations`, its dead-letter queue, `delivery.events`):
+ * quorum queues, replicated over the nodes of a cluster (on one node, a quorum queue of one). Every
+ * process declares them identically; a queue that exists as a classic queue is refused by the broker
+ * (PRECONDITION_FAILED, inequivalent arg 'x-queue-type') until it is moved over with
+ * `npm run admin -- queues:migrate` (docs/operations.md).
+ */
+export const DURABLE_QUEUE_ARGUMENTS = { 'x-queue-type': 'quorum' } as const;
+
 /** Requests older than this are dropped by the broker: the gateway has given up on them. */
 export const RPC_MESSAGE_TTL_MS = 5000;
 
 /** Queue arguments for the RPC queues; client and server must declare them identically. */
 export const RPC_QUEUE_ARGUMENTS = { 'x-message-ttl': RPC_MESSAGE_TTL_MS } as const;
+
+/**
+ * How the RPC queues are declared: transient classic queues (their requests live 5 s). On a
+ * cluster a transient queue whose node goes away is deleted, and the services declare it again on
+ * a node they reach; a durable classic queue would stay unusable until its node came back.
+ */
+export const RPC_QUEUE_OPTIONS = { durable: false, arguments: RPC_QUEUE_ARGUMENTS } as const;
 
 /**
  * PostgreSQL NOTIFY channels: wire names like the queues' (triggers written by migrations send

@@ -1,5 +1,6 @@
 import type { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { Channel } from 'amqplib';
+import { queueTypeMismatchHint } from './broker-urls';
 
 /** How long a channel whose setup failed waits before the connection is renewed (a broker refusing the setup is not hammered). */
 export const CHANNEL_RENEW_DELAY_MS = 1000;
@@ -7,6 +8,8 @@ export const CHANNEL_RENEW_DELAY_MS = 1000;
 export interface ChannelSupervision {
   /** Stops renewing: the owner is closing its connection. */
   stop(): void;
+  /** Renews the connection now (after CHANNEL_RENEW_DELAY_MS), e.g. when the broker cancelled a consumer. */
+  renew(why: string): void;
 }
 
 /**
@@ -44,7 +47,12 @@ export function superviseChannel(
     }, options.delayMs ?? CHANNEL_RENEW_DELAY_MS);
     timer.unref?.();
   };
-  wrapper.on('error', (error: Error) => renew(`channel setup failed (${error.message})`, true));
+  wrapper.on('error', (error: Error) => {
+    // A classic queue where this release declares a quorum one: say how to fix it, every time.
+    const hint = queueTypeMismatchHint(error.message);
+    if (hint) options.warn(`${options.label}: ${hint}`);
+    renew(`channel setup failed (${error.message})`, true);
+  });
   void wrapper.addSetup((channel: Channel) => {
     open = channel;
     channel.on('error', (error: Error) => options.warn(`${options.label}: channel error (${error.message})`));
@@ -55,6 +63,7 @@ export function superviseChannel(
     });
   });
   return {
+    renew: (why: string) => renew(why, true),
     stop() {
       stopped = true;
       clearTimeout(timer);

@@ -9,3 +9,4 @@ export * from './consumer/batch-consumer';
 export * from './rpc-server';
 export * from './rpc-client';
 export * from './channel-supervision';
+export * from './broker-urls';

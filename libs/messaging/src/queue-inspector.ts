@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
-import { Channel, ChannelModel, connect } from 'amqplib';
+import { Channel, ChannelModel } from 'amqplib';
+import { connectToAny } from './broker-urls';
 
 /**
  * How many consumers a queue has, for readiness details (is anyone serving the query queue?).
  * One connection and channel, opened on first use and again after a failure; a passive check
- * never creates or changes a queue.
+ * never creates or changes a queue. With several brokers, the first that answers.
  */
 export class QueueInspector {
   private readonly logger = new Logger('QueueInspector');
@@ -33,7 +34,7 @@ export class QueueInspector {
 
   private open(): Promise<{ connection: ChannelModel; channel: Channel }> {
     this.connecting ??= (async () => {
-      const connection = await connect(this.url, { clientProperties: { connection_name: 'gateway queue-inspector' } });
+      const connection = await connectToAny(this.url, { clientProperties: { connection_name: 'gateway queue-inspector' } });
       connection.on('error', () => this.reset());
       connection.on('close', () => this.reset());
       const channel = await connection.createChannel();

@@ -1,5 +1,6 @@
 import { CustomStrategy, RmqOptions, Transport } from '@nestjs/microservices';
-import { RPC_QUEUE_ARGUMENTS } from '@cars/contracts';
+import { RPC_QUEUE_OPTIONS } from '@cars/contracts';
+import { brokerUrls } from './broker-urls';
 import { drainingRpcServer } from './rpc-server';
 
 /**
@@ -49,9 +50,9 @@ function rmqServerSettings(url: string, queue: string, prefetchCount: number, re
   return {
     transport: Transport.RMQ,
     options: {
-      urls: [url],
+      urls: brokerUrls(url),
       queue,
-      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+      queueOptions: RPC_QUEUE_OPTIONS,
       socketOptions: namedSocketOptions(`rpc-server ${queue}`),
       prefetchCount,
       noAck: !redeliverOnCrash,

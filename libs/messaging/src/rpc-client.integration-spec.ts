@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Controller, INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { MessagePattern, Payload } from '@nestjs/microservices';
-import { RPC_QUEUE_ARGUMENTS, rpcOk } from '@cars/contracts';
+import { RPC_QUEUE_OPTIONS, rpcOk } from '@cars/contracts';
 import type { AmqpConnectionManager } from 'amqp-connection-manager';
 import { connect } from 'amqplib';
 import { RMQ_SOCKET_OPTIONS, rpcServerOptions } from './rmq.options';
@@ -47,7 +47,7 @@ describe('RPC client and server over RabbitMQ', () => {
     client = new RpcClientRmq({
       urls: [process.env.RABBITMQ_URL!],
       queue,
-      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+      queueOptions: RPC_QUEUE_OPTIONS,
       socketOptions: RMQ_SOCKET_OPTIONS,
       persistent: false,
     });

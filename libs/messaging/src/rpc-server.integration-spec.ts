@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Controller, INestMicroservice, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientRMQ, MessagePattern, Payload } from '@nestjs/microservices';
-import { RPC_QUEUE_ARGUMENTS } from '@cars/contracts';
+import { RPC_QUEUE_OPTIONS } from '@cars/contracts';
 import * as amqp from 'amqplib';
 import { firstValueFrom, timeout } from 'rxjs';
 import { RMQ_SOCKET_OPTIONS, rpcServerOptions } from './rmq.options';
@@ -55,7 +55,7 @@ function clientOf(queue: string): ClientRMQ {
   return new ClientRMQ({
     urls: [process.env.RABBITMQ_URL!],
     queue,
-    queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+    queueOptions: RPC_QUEUE_OPTIONS,
     socketOptions: RMQ_SOCKET_OPTIONS,
     persistent: false,
   });

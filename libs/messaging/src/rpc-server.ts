@@ -99,12 +99,30 @@ export class DrainingRmqServer extends ServerRMQ {
     return client as T;
   }
 
+  /**
+   * Nest's setup does not await its `consume`: when the channel ends before the broker's
+   * consume-ok (a node leaving the cluster closes it with INTERNAL_ERROR), the rejection went
+   * unhandled and ended the process. Here it is caught; the channel's supervision renews the
+   * connection, which sets the channel up again.
+   */
   override async setupChannel(channel: Channel, callback: () => void): Promise<void> {
     this.consumerChannel = channel;
+    const consume = channel.consume.bind(channel);
+    channel.consume = (...args: Parameters<Channel['consume']>) => {
+      const consuming = consume(...args);
+      consuming.catch((error: unknown) => this.log.warn(`RPC server ${this.queue}: consume refused (${errorMessage(error)}); the connection is renewed`));
+      return consuming;
+    };
     await super.setupChannel(channel, callback);
   }
 
   override async handleMessage(message: Record<string, unknown>, channel: unknown): Promise<void> {
+    if (message === null) {
+      // The broker cancelled the consumer: the queue is gone (on a cluster, with the node it lived
+      // on). A new connection declares it again on a live node and consumes it.
+      this.supervision?.renew(`the broker cancelled the consumer of ${this.queue} (its queue was deleted, or its node went away)`);
+      return;
+    }
     this.inFlight += 1;
     try {
       const content = (message as { content?: unknown } | null)?.content;

@@ -1,5 +1,6 @@
 import { Logger, OnApplicationShutdown } from '@nestjs/common';
-import { RPC_QUEUE_ARGUMENTS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
+import { RPC_QUEUE_OPTIONS, RpcPattern, RpcReply, RpcRequest, RpcResponse } from '@cars/contracts';
+import { brokerUrls } from './broker-urls';
 import { InProcessBus } from './in-process.transport';
 import { QueueInspector } from './queue-inspector';
 import { namedSocketOptions } from './rmq.options';
@@ -41,9 +42,9 @@ export class RmqServiceClient extends ServiceClient implements OnApplicationShut
   ) {
     super();
     this.client = new RpcClientRmq({
-      urls: [url],
+      urls: brokerUrls(url),
       queue,
-      queueOptions: { durable: true, arguments: RPC_QUEUE_ARGUMENTS },
+      queueOptions: RPC_QUEUE_OPTIONS,
       // The gateway's connection to this service's queue, named for the broker's connection list.
       socketOptions: namedSocketOptions(`gateway ${queue}`),
       persistent: false,

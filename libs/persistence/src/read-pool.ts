@@ -1,5 +1,6 @@
-import { CallHandler, DynamicModule, ExecutionContext, Injectable, NestInterceptor, OnApplicationShutdown, Provider, Type } from '@nestjs/common';
+import { CallHandler, DynamicModule, ExecutionContext, Injectable, Logger, NestInterceptor, OnApplicationShutdown, Provider, Type } from '@nestjs/common';
 import { ErrorNames, errorMessage, rpcError } from '@cars/contracts';
+import { gauge } from '@cars/metrics';
 import { Pool } from 'pg';
 import { catchError, Observable, of, throwError } from 'rxjs';
 import { DataSource } from 'typeorm';
@@ -23,14 +24,23 @@ export const STATEMENT_TIMEOUT_OVERRIDE = Symbol('STATEMENT_TIMEOUT_OVERRIDE');
 export class ReadPool implements OnApplicationShutdown {
   readonly pool: Pool;
 
+  /** True when the pool reads from READ_DATABASE_URL (a streaming replica) rather than the process's database. */
+  readonly replica: boolean;
+
   constructor(
     dataSource: DataSource,
     readonly applicationName: string,
     readonly statementTimeoutMs: number,
+    readUrl?: string,
   ) {
     const extra = (dataSource.options as { extra?: { max?: number } }).extra;
+    const primaryUrl = connectionUrlOf(dataSource);
+    this.replica = readUrl !== undefined && readUrl !== primaryUrl;
+    const connectionString = this.replica ? readUrl! : primaryUrl;
+    readPoolTarget.set({ service: applicationName }, this.replica ? 1 : 0);
+    if (this.replica) new Logger('ReadPool').log(`${applicationName} reads from READ_DATABASE_URL (${databaseLabel(connectionString)}); writes and reads that must see them stay on DATABASE_URL`);
     this.pool = new Pool({
-      connectionString: connectionUrlOf(dataSource),
+      connectionString,
       max: extra?.max ?? 10,
       application_name: applicationName,
       connectionTimeoutMillis: 5000,
@@ -133,13 +143,39 @@ export class StatementTimeoutReplies implements NestInterceptor {
  * The ReadPool of a read service's module: its statement timeout from the module's `forRoot`
  * override (STATEMENT_TIMEOUT_OVERRIDE), else `statementTimeoutMs()` (the environment).
  */
-export function readPoolProvider(applicationName: string, statementTimeoutMs: () => number): Provider {
+export function readPoolProvider(applicationName: string, settings: () => ReadPoolSettings): Provider {
   return {
     provide: ReadPool,
     inject: [DataSource, { token: STATEMENT_TIMEOUT_OVERRIDE, optional: true }],
-    useFactory: (dataSource: DataSource, override?: number) =>
-      new ReadPool(dataSource, applicationName, override ?? statementTimeoutMs()),
+    useFactory: (dataSource: DataSource, override?: number) => {
+      const { statementTimeoutMs, readUrl } = settings();
+      return new ReadPool(dataSource, applicationName, override ?? statementTimeoutMs, readUrl);
+    },
   };
+}
+
+/** A read service's pool settings from its environment (ReadServicesEnv). */
+export interface ReadPoolSettings {
+  statementTimeoutMs: number;
+  /** READ_DATABASE_URL: a streaming replica of the process's database; unset, the pool reads from that database. */
+  readUrl?: string;
+}
+
+/** Which database each read service's pool reads from (1: READ_DATABASE_URL, a replica; 0: DATABASE_URL). */
+const readPoolTarget = gauge({
+  name: 'cars_read_pool_replica',
+  help: 'Whether the read service reads from READ_DATABASE_URL (1) or from DATABASE_URL (0)',
+  labelNames: ['service'],
+});
+
+/** Host, port and database of a PostgreSQL URL for logs: never the credentials. */
+export function databaseLabel(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '5432'}${parsed.pathname}`;
+  } catch {
+    return 'an unparsable URL';
+  }
 }
 
 /** A read service's root module with its statement timeout set in code (tests), for every pool inside it. */

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { HttpTimeouts, IsAddressList } from './http-edge';
+import { loadEnv } from './env';
 
 /** An integer environment variable within [min, max] (env values arrive as strings). */
 export function IntSetting(min: number, max: number): PropertyDecorator {
@@ -19,7 +20,9 @@ export class BaseEnv {
 
   @IsOptional()
   @IsString()
-  @Matches(/^amqps?:\/\//, { message: 'RABBITMQ_URL must be an amqp:// or amqps:// URL' })
+  @Matches(/^amqps?:\/\/[^,\s]+(\s*,\s*amqps?:\/\/[^,\s]+)*$/, {
+    message: 'RABBITMQ_URL must be an amqp:// or amqps:// URL, or several comma-separated (the nodes of a cluster)',
+  })
   RABBITMQ_URL?: string;
 
   @IsOptional()
@@ -136,6 +139,22 @@ export class ReadServicesEnv {
   /** How long one statement of the query or stats service may run before PostgreSQL stops it (503). */
   @IntSetting(100, 600_000)
   QUERY_STATEMENT_TIMEOUT_MS: number = 3500;
+
+  /**
+   * Where query and stats read: a streaming replica of DATABASE_URL (default: DATABASE_URL itself).
+   * Reads that must see the latest write (the gateway's keys and ledger, accounts, webhooks) never
+   * use it. What a replica's lag means for answers: docs/operations.md ("Read replica").
+   */
+  @IsOptional()
+  @IsString()
+  @Matches(/^postgres(ql)?:\/\//, { message: 'READ_DATABASE_URL must be a postgres:// URL' })
+  READ_DATABASE_URL?: string;
+}
+
+/** The pool settings of a read service (query, stats), from its environment. */
+export function readPoolSettings(): { statementTimeoutMs: number; readUrl?: string } {
+  const env = loadEnv(ReadServicesEnv);
+  return { statementTimeoutMs: env.QUERY_STATEMENT_TIMEOUT_MS, readUrl: env.READ_DATABASE_URL };
 }
 
 export class GatewayEnv extends ServiceEnv {

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { connect } from 'amqplib';
 import { MAX_OBSERVATIONS_PER_MESSAGE, Queues } from '@cars/contracts';
 import { generateObservations, Observation } from '@cars/datagen';
-import { assertObservationTopology } from '@cars/messaging';
+import { assertObservationTopology, DURABLE_QUEUE } from '@cars/messaging';
 import { createDataSource, runMigrations } from '@cars/persistence';
 import { bulkLoadObservations, NormalizationService } from '@cars/service-change-detector';
 import { createDatabase, createVhost, deleteVhost, dropDatabase } from '@cars/testing';
@@ -156,7 +156,7 @@ async function publishAll(url: string, queue: string, bodies: Buffer[]): Promise
   try {
     const channel = await connection.createConfirmChannel();
     await assertObservationTopology(channel);
-    await channel.assertQueue(queue, { durable: true });
+    await channel.assertQueue(queue, DURABLE_QUEUE);
     const started = Date.now();
     for (let i = 0; i < bodies.length; i += 1) {
       if (!channel.sendToQueue(queue, bodies[i], { persistent: true, contentType: 'application/json' })) {

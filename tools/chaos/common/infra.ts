@@ -11,11 +11,13 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { brokerUrls } from '@cars/messaging';
 import { Pool } from 'pg';
 
-export const ADMIN_URL = process.env.CHAOS_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-export const RABBIT = process.env.CHAOS_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-const POSTGRES_CLUSTER = process.env.CHAOS_POSTGRES_CLUSTER ?? 'main';
+// Read when used, not when loaded: the cluster drill sets them after loading this module.
+const adminUrl = () => process.env.CHAOS_ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const rabbitUrl = () => process.env.CHAOS_RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const postgresCluster = () => process.env.CHAOS_POSTGRES_CLUSTER ?? 'main';
 /** `rabbitmqctl` for the drill's node. */
 const rabbitmqctl = (...args: string[]): string[] => [...(process.env.CHAOS_RABBITMQ_NODE ? ['-n', process.env.CHAOS_RABBITMQ_NODE] : []), ...args];
 // dist/tools/chaos/<drill or common> → the repository root.
@@ -29,27 +31,29 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 
 /** A drill's own database on the admin URL's server; returns its URL. */
 export async function createDatabase(name: string): Promise<string> {
-  const admin = new Pool({ connectionString: ADMIN_URL, max: 1 });
+  const admin = new Pool({ connectionString: adminUrl(), max: 1 });
   try {
     await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
-  return ADMIN_URL.replace(/\/[^/]*$/, `/${name}`);
+  return adminUrl().replace(/\/[^/]*$/, `/${name}`);
 }
 
 export async function dropDatabase(name: string): Promise<void> {
-  const admin = new Pool({ connectionString: ADMIN_URL, max: 1 });
+  const admin = new Pool({ connectionString: adminUrl(), max: 1 });
   admin.on('error', () => undefined);
   await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
   await admin.end().catch(() => undefined);
 }
 
-/** A drill's own vhost (guest may do everything in it); returns its AMQP URL. */
+/** A drill's own vhost (guest may do everything in it); returns its AMQP URL (one per node for a cluster, comma-separated). */
 export function createVhost(name: string): string {
   execFileSync('rabbitmqctl', rabbitmqctl('-q', 'add_vhost', name), { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
   execFileSync('rabbitmqctl', rabbitmqctl('-q', 'set_permissions', '-p', name, 'guest', '.*', '.*', '.*'), { stdio: 'ignore', timeout: SERVER_COMMAND_TIMEOUT_MS });
-  return `${RABBIT}/${encodeURIComponent(name)}`;
+  return brokerUrls(rabbitUrl())
+    .map((url) => `${url}/${encodeURIComponent(name)}`)
+    .join(',');
 }
 
 export function deleteVhost(name: string): void {
@@ -69,7 +73,7 @@ export async function restartRabbitMq(): Promise<void> {
 /** Restarts the drill's PostgreSQL cluster (fast mode: sessions are disconnected, nothing committed is lost). */
 export async function restartPostgres(): Promise<void> {
   const version = readdirSync('/etc/postgresql').sort()[0];
-  await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, POSTGRES_CLUSTER, 'restart', '-m', 'fast'], { timeout: SERVER_COMMAND_TIMEOUT_MS });
+  await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, postgresCluster(), 'restart', '-m', 'fast'], { timeout: SERVER_COMMAND_TIMEOUT_MS });
 }
 
 /** A Markdown table, columns padded to their widest cell. */

@@ -8,6 +8,8 @@ export const state = {
   databaseName: '',
   vhost: '',
   closers: [] as (() => Promise<void>)[],
+  /** Run last, after the database and vhost are gone (the cluster drill stops the cluster it started). */
+  finalizers: [] as (() => Promise<void>)[],
   finishing: false,
 };
 
@@ -19,6 +21,7 @@ export function cleanUp(): Promise<void> {
     for (const close of state.closers.splice(0)) await close().catch(() => undefined);
     if (state.databaseName) await dropDatabase(state.databaseName);
     if (state.vhost) deleteVhost(state.vhost);
+    for (const finalize of state.finalizers.splice(0)) await finalize().catch((error: unknown) => log(`clean-up: ${String(error)}`));
   })();
   return cleaning;
 }

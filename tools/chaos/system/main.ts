@@ -29,48 +29,11 @@
  *                       subscriber's 100K allowance)
  */
 import { cleanUp, cleanUpOnExit } from './cleanup';
-import { ApiLoad } from './steps/api-load';
-import { checkEndState } from './steps/end-state';
-import { faultTable } from './steps/fault-table';
-import { runFaults } from './steps/faults';
-import { Ingest } from './steps/ingest';
-import { prepareDrill } from './steps/prepare';
-import { Recovery } from './steps/recovery';
-import { printReport } from './steps/report';
-import { waitForSettled } from './steps/settle';
-import { Stack } from './steps/stack';
-import { createWebhookEndpoints } from './steps/webhooks';
+import { runDrill } from './drill';
 
 cleanUpOnExit();
 
-async function main(): Promise<number> {
-  const drill = await prepareDrill();
-  const stack = new Stack(drill);
-  await stack.start();
-  await createWebhookEndpoints(drill, stack);
-  const load = new ApiLoad(stack, drill.loadKey);
-  load.start();
-  const ingest = new Ingest(drill);
-  ingest.start();
-
-  const results = await runFaults(stack, new Recovery(drill, stack, load, ingest), ingest, drill.logDir);
-
-  // The end: no new auctions; the API load stops; the pending updates and ends go out.
-  ingest.stopCreating();
-  const loadEnd = Date.now();
-  await load.stop();
-  const auctions = await ingest.finish();
-  await waitForSettled(drill, auctions);
-  await stack.stop();
-  const elapsed = (Date.now() - drill.started) / 1000;
-
-  const table = faultTable(load.records, results, loadEnd, drill.logDir);
-  const checks = await checkEndState(drill, stack, load, results, table, { auctions, loadEnd, published: ingest.stream.published, elapsed });
-  printReport(drill, table, checks);
-  return checks.every(([, , ok]) => ok) ? 0 : 1;
-}
-
-void main()
+void runDrill()
   .then(
     (code) => code,
     (error: unknown) => {

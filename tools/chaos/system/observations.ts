@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Queues } from '@cars/contracts';
-import { assertObservationTopology } from '@cars/messaging';
-import { ConfirmChannel, connect } from 'amqplib';
+import { assertObservationTopology, connectToAny } from '@cars/messaging';
+import { ConfirmChannel } from 'amqplib';
 import { state } from './cleanup';
 import { MAX_AUCTIONS, STEP_MS } from './options';
 
@@ -15,11 +16,14 @@ export class ObservationPublisher {
   private lastAttempt = 0;
   private readonly queue: Buffer[] = [];
   private readonly unconfirmed = new Set<Buffer>();
+  /** Each message's id, the same when it is published again after a lost connection. */
+  private readonly ids = new WeakMap<Buffer, string>();
   republished = 0;
 
   constructor(private readonly url: string) {}
 
   publish(body: Buffer): void {
+    this.ids.set(body, randomUUID());
     this.queue.push(body);
     this.flush();
   }
@@ -38,7 +42,7 @@ export class ObservationPublisher {
       const body = this.queue.shift()!;
       this.unconfirmed.add(body);
       try {
-        channel.sendToQueue(Queues.Observations, body, { persistent: true, contentType: 'application/json' }, (error) => {
+        channel.sendToQueue(Queues.Observations, body, { persistent: true, contentType: 'application/json', messageId: this.ids.get(body) }, (error) => {
           if (!this.unconfirmed.delete(body)) return; // already handed back when the channel went
           if (error) this.queue.push(body);
         });
@@ -63,7 +67,7 @@ export class ObservationPublisher {
     this.connecting = true;
     this.lastAttempt = Date.now();
     try {
-      const connection = await connect(this.url);
+      const connection = await connectToAny(this.url);
       connection.on('error', () => undefined);
       const channel = await connection.createConfirmChannel();
       channel.on('error', () => undefined);

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { parseArgs as parseCliArgs } from 'node:util';
 import { ObservationHeaders, Queues } from '@cars/contracts';
-import { assertObservationTopology } from '@cars/messaging';
-import { connect } from 'amqplib';
+import { assertObservationTopology, connectToAny } from '@cars/messaging';
 import { Client } from 'pg';
 import { Progress } from './progress';
 
@@ -77,7 +76,7 @@ export async function ingestToRabbit(
   const started = Date.now();
   // With --wait every message names its run and itself, so the consumer records its outcome.
   const runId = options.wait ? randomUUID() : undefined;
-  const connection = await connect(url, { noDelay: true });
+  const connection = await connectToAny(url, { noDelay: true });
   let failure: Error | undefined;
   connection.on('error', (error: Error) => (failure ??= error));
   try {

@@ -9,20 +9,29 @@ class FakeChannel {
   readonly unacked = new Set<number>();
   readonly frames: string[] = [];
   prefetchCount?: number;
-  /** The channel-wide prefetch (`basic.qos` global), each value set in turn. */
-  readonly channelPrefetch: number[] = [];
+  /** The prefetch of each consumer started on the channel, in turn (a weighted consumer starts a new one to change it). */
+  readonly consumerPrefetch: number[] = [];
+  readonly cancelled: string[] = [];
   private onMessage?: (message: ConsumeMessage | null) => void;
   consuming?: string;
+  private consumers = 0;
 
   async prefetch(count: number, global = false): Promise<void> {
-    if (global) this.channelPrefetch.push(count);
-    else this.prefetchCount = count;
+    // As a quorum queue: a channel-wide prefetch closes the connection.
+    if (global) throw new Error('NOT_IMPLEMENTED - queue does not support global qos');
+    this.prefetchCount = count;
   }
 
   async consume(queue: string, onMessage: (message: ConsumeMessage | null) => void): Promise<{ consumerTag: string }> {
     this.consuming = queue;
     this.onMessage = onMessage;
-    return { consumerTag: 'test' };
+    this.consumerPrefetch.push(this.prefetchCount ?? 0);
+    this.consumers += 1;
+    return { consumerTag: `test-${this.consumers}` };
+  }
+
+  async cancel(tag: string): Promise<void> {
+    this.cancelled.push(tag);
   }
 
   /** Hands the consumer one message; returns it. */
@@ -244,14 +253,22 @@ describe('BatchConsumer', () => {
   describe('prefetch by weight', () => {
     const weigh = (message: ConsumeMessage) => Number(message.content.toString());
 
-    it('starts the channel at concurrency + 1 messages, as if each weighed a batch, and opens up for light ones', async () => {
+    /** Delivers one message of each weight, letting a change of prefetch (cancel, re-consume) finish after each. */
+    async function deliverWeights(channel: FakeChannel, weights: number[]): Promise<void> {
+      for (const weight of weights) {
+        channel.deliver(String(weight));
+        await settle();
+      }
+    }
+
+    it('starts the consumer at concurrency + 1 messages, as if each weighed a batch, and opens up for light ones', async () => {
       const { channel } = await started({ batchSize: 100, concurrency: 2, weigh });
-      expect(channel.prefetchCount).toBe(300);
-      expect(channel.channelPrefetch).toEqual([3]);
-      for (let i = 0; i < 80; i += 1) channel.deliver('1');
-      const window = channel.channelPrefetch;
-      // Each change by more than a fifth, rising towards 300 messages (the consumer's own prefetch).
+      expect(channel.consumerPrefetch).toEqual([3]);
+      await deliverWeights(channel, Array(80).fill(1));
+      const window = channel.consumerPrefetch;
+      // Each change by more than a fifth starts a new consumer, rising towards 300 messages (the consumer's own prefetch).
       expect(window.length).toBeGreaterThan(3);
+      expect(channel.cancelled).toEqual(window.slice(1).map((_, i) => `test-${i + 1}`));
       expect(window).toEqual([...window].sort((a, b) => a - b));
       expect(window[window.length - 1]).toBeGreaterThan(150);
       expect(window[window.length - 1]).toBeLessThanOrEqual(300);
@@ -259,17 +276,19 @@ describe('BatchConsumer', () => {
 
     it('keeps the window near prefetchWeight / weight for heavy messages', async () => {
       const { channel } = await started({ batchSize: 100, concurrency: 2, weigh, prefetchWeight: 1000 });
-      expect(channel.channelPrefetch).toEqual([10]);
-      for (let i = 0; i < 40; i += 1) channel.deliver('100');
-      expect(channel.channelPrefetch).toEqual([10]);
-      for (let i = 0; i < 40; i += 1) channel.deliver('500');
-      expect(channel.channelPrefetch[channel.channelPrefetch.length - 1]).toBe(3);
+      expect(channel.consumerPrefetch).toEqual([10]);
+      await deliverWeights(channel, Array(40).fill(100));
+      expect(channel.consumerPrefetch).toEqual([10]);
+      await deliverWeights(channel, Array(40).fill(500));
+      expect(channel.consumerPrefetch[channel.consumerPrefetch.length - 1]).toBe(3);
     });
 
-    it('sets no channel-wide prefetch without weigh', async () => {
+    it('never asks for a channel-wide prefetch (quorum queues refuse one), and keeps one consumer without weigh', async () => {
       const { channel } = await started();
       channel.deliverMany(10);
-      expect(channel.channelPrefetch).toEqual([]);
+      await settle();
+      expect(channel.consumerPrefetch).toEqual([9]);
+      expect(channel.cancelled).toEqual([]);
     });
   });
 

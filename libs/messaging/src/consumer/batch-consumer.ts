@@ -3,6 +3,7 @@ import { errorMessage } from '@cars/contracts';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { backoffDelay } from '../backoff';
+import { brokerUrls, logBrokerMoves } from '../broker-urls';
 import { ChannelSupervision, superviseChannel } from '../channel-supervision';
 import { namedSocketOptions } from '../rmq.options';
 import { consumerMetrics } from './consumer.metrics';
@@ -77,9 +78,9 @@ export interface BatchConsumerOptions {
   weigh?: (message: ConsumeMessage) => number;
   /**
    * With `weigh`: about how much weight may wait unacknowledged (default batchSize × (concurrency
-   * + 1)). A channel-wide prefetch (`basic.qos` global) follows the average weight of the messages
-   * seen — starting as if each weighed a whole batch — between concurrency + 1 and `prefetch`
-   * messages, so a queue of heavy messages is not all taken into memory at once.
+   * + 1)). The consumer's prefetch follows the average weight of the messages seen — starting as
+   * if each weighed a whole batch — between concurrency + 1 and `prefetch` messages, so a queue of
+   * heavy messages is not all taken into memory at once.
    */
   prefetchWeight?: number;
   /**
@@ -124,6 +125,15 @@ interface Refusal {
   headers?: Record<string, unknown>;
 }
 
+/** The consumer running on a channel: its tag, the prefetch it started with, the one the weights ask for. */
+interface Subscription {
+  tag: string;
+  prefetch: number;
+  wanted: number;
+  /** A cancel and re-consume is under way. */
+  busy: boolean;
+}
+
 const MAX_REASON_LENGTH = 2000;
 
 /**
@@ -159,9 +169,9 @@ export class BatchConsumer {
   private stopping = false;
   private stopped = new AbortController();
   private failures = 0;
-  /** With `weigh`: the average weight of the messages seen, and the channel-wide prefetch set on each channel. */
+  /** With `weigh`: the average weight of the messages seen; the consumer on each channel and its prefetch. */
   private averageWeight: number;
-  private readonly channelPrefetch = new WeakMap<ConfirmChannel, number>();
+  private readonly subscriptions = new WeakMap<ConfirmChannel, Subscription>();
   /** Outstanding delivery tags per channel, so a settled batch costs one `basic.ack` with `multiple`. */
   private readonly acks = new AckTrackers<ConfirmChannel, ConsumeMessage>();
 
@@ -178,9 +188,9 @@ export class BatchConsumer {
   async start(): Promise<void> {
     this.stopping = false;
     this.stopped = new AbortController();
-    const connect = this.options.connect ?? ((url: string) => amqp.connect([url], namedSocketOptions(`consumer ${this.options.queue}`)));
+    const connect = this.options.connect ?? ((url: string) => amqp.connect(brokerUrls(url), namedSocketOptions(`consumer ${this.options.queue}`)));
     this.connection = connect(this.options.url);
-    this.connection.on('disconnect', ({ err }: { err: unknown }) => this.logger.warn(`broker disconnected: ${errorMessage(err)}`));
+    logBrokerMoves(this.connection, this.options.queue, this.logger);
     const topology = async (channel: ConfirmChannel) => {
       await this.options.topology(channel);
     };
@@ -191,15 +201,7 @@ export class BatchConsumer {
       confirm: true,
       setup: async (channel: ConfirmChannel) => {
         await topology(channel);
-        await channel.prefetch(this.prefetch);
-        if (this.options.weigh) {
-          const window = this.weightedPrefetch();
-          await channel.prefetch(window, true);
-          this.channelPrefetch.set(channel, window);
-        }
-        await channel.consume(this.options.queue, (message) => {
-          if (message) this.onDelivery({ message, channel, weight: this.weighed(message, channel) });
-        });
+        await this.subscribe(channel, this.options.weigh ? this.weightedPrefetch() : this.prefetch);
       },
     });
     for (const [wrapper, role] of [[this.consumeChannel, 'consume'], [this.publishChannel, 'dead-letter']] as const) {
@@ -231,19 +233,54 @@ export class BatchConsumer {
     this.connection = undefined;
   }
 
-  /** A message's weight (1 without `weigh`); with `weigh`, the channel's prefetch follows the average. */
+  /**
+   * Consumes the queue with a per-consumer prefetch. Quorum queues refuse a channel-wide one
+   * (`basic.qos` global closes the connection with NOT_IMPLEMENTED), and a new per-consumer value
+   * only applies to consumers started after it: see `resubscribe`.
+   */
+  private async subscribe(channel: ConfirmChannel, prefetch: number): Promise<void> {
+    await channel.prefetch(prefetch);
+    const subscription: Subscription = { tag: '', prefetch, wanted: prefetch, busy: false };
+    this.subscriptions.set(channel, subscription);
+    const { consumerTag } = await channel.consume(this.options.queue, (message) => {
+      if (message) this.onDelivery({ message, channel, weight: this.weighed(message, channel) });
+    });
+    subscription.tag = consumerTag;
+  }
+
+  /** A message's weight (1 without `weigh`); with `weigh`, the consumer's prefetch follows the average. */
   private weighed(message: ConsumeMessage, channel: ConfirmChannel): number {
     if (!this.options.weigh) return 1;
     const weight = Math.max(1, this.options.weigh(message));
     this.averageWeight += (weight - this.averageWeight) / 10;
-    const window = this.weightedPrefetch();
-    const current = this.channelPrefetch.get(channel);
-    // Only a change by more than a fifth is sent: not a basic.qos per message.
-    if (current !== undefined && Math.abs(window - current) * 5 > current) {
-      this.channelPrefetch.set(channel, window);
-      channel.prefetch(window, true).catch((error: unknown) => this.logger.warn(`prefetch not changed: ${errorMessage(error)}`));
+    const subscription = this.subscriptions.get(channel);
+    if (subscription) {
+      subscription.wanted = this.weightedPrefetch();
+      // Only a change by more than a fifth is applied: not a new consumer per message.
+      if (Math.abs(subscription.wanted - subscription.prefetch) * 5 > subscription.prefetch) this.resubscribe(channel, subscription);
     }
     return weight;
+  }
+
+  /**
+   * Applies a new prefetch: the consumer is cancelled and started again with it on the same
+   * channel. Messages the old consumer holds stay unacknowledged on the channel and are settled
+   * as usual (delivery tags are the channel's); one change at a time, the latest value wins.
+   */
+  private resubscribe(channel: ConfirmChannel, subscription: Subscription): void {
+    if (subscription.busy || this.stopping || !subscription.tag) return;
+    subscription.busy = true;
+    void (async () => {
+      await channel.cancel(subscription.tag);
+      if (this.stopping) return;
+      await this.subscribe(channel, subscription.wanted);
+      const current = this.subscriptions.get(channel);
+      if (current && Math.abs(current.wanted - current.prefetch) * 5 > current.prefetch) this.resubscribe(channel, current);
+    })()
+      .catch((error: unknown) => this.logger.warn(`prefetch not changed: ${errorMessage(error)}`))
+      .finally(() => {
+        subscription.busy = false;
+      });
   }
 
   /** Messages the channel may hold: `prefetchWeight` over the average weight, within its bounds. */

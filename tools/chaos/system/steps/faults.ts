@@ -1,8 +1,12 @@
 import { log, restartPostgres, restartRabbitMq, sleep } from '../../common/infra';
-import { API_RATE, FAULTS, FaultSpec, INGEST_RATE, KILL_RESTART_DELAY_MS, PAUSE_MS, PRESTOP_MS, RECOVERY_TIMEOUT_MS } from '../options';
+import { state } from '../cleanup';
+import { startClusterFault } from './cluster-faults';
+import { API_RATE, FaultKind, FAULTS, FaultSpec, INGEST_RATE, KILL_RESTART_DELAY_MS, PAUSE_MS, PRESTOP_MS, RECOVERY_TIMEOUT_MS } from '../options';
 import { Ingest } from './ingest';
 import { Recovery } from './recovery';
 import { Slot, Stack } from './stack';
+
+const CLUSTER_KINDS = new Set<FaultKind>(['node-stop', 'node-kill', 'partition', 'replica']);
 
 export interface FaultResult {
   spec: FaultSpec;
@@ -57,11 +61,41 @@ async function restartServer(name: string, restart: () => Promise<void>, result:
   result.notes.push(`${name} back after ${((Date.now() - result.actionAt) / 1000).toFixed(1)} s`);
 }
 
+/**
+ * A cluster fault: the node (or the replica) goes away for at least its hold time; the recovery is
+ * timed from the fault while the node is still away (the system runs on two nodes), then the node
+ * comes back and the window ends once the system has recovered from that too. The replica: nothing
+ * reads elsewhere, so its recovery is timed from its restart.
+ */
+async function clusterFault(recovery: Recovery, spec: FaultSpec, result: FaultResult): Promise<number | null> {
+  result.actionAt = Date.now();
+  const fault = await startClusterFault(spec, state.vhost, result.notes);
+  const recovered = fault.recoversBeforeUndo ? recovery.waitRecovered(result.actionAt) : Promise.resolve(null);
+  const [, awayAt] = await Promise.all([sleep(Math.max(0, result.actionAt + fault.holdMs - Date.now())), recovered]);
+  if (fault.recoversBeforeUndo) result.notes.push(awayAt === null ? 'NOT recovered while the node was away' : `recovered with the node away in ${((awayAt - result.actionAt) / 1000).toFixed(1)} s`);
+  const undoAt = Date.now();
+  await fault.undo();
+  const backAt = await recovery.waitRecovered(undoAt);
+  if (!fault.recoversBeforeUndo) return backAt === null ? null : backAt - undoAt;
+  if (backAt === null) result.notes.push('NOT recovered after the node came back');
+  return awayAt === null || backAt === null ? null : awayAt - result.actionAt;
+}
+
 /** One fault, then the wait for the recovery. */
 async function runFault(stack: Stack, recovery: Recovery, ingest: Ingest, spec: FaultSpec): Promise<FaultResult> {
   const result: FaultResult = { spec, start: Date.now(), actionAt: 0, end: 0, recoveredMs: null, notes: [] };
   const slot = spec.slot ? stack.slotOf(spec.slot) : null;
   log(`fault: ${spec.title}`);
+  if (CLUSTER_KINDS.has(spec.kind)) {
+    try {
+      result.recoveredMs = await clusterFault(recovery, spec, result);
+    } catch (error) {
+      result.notes.push(`the fault step failed: ${String(error)}`);
+    }
+    result.end = Date.now();
+    log(`  ${result.recoveredMs === null ? 'NOT recovered' : `recovered in ${(result.recoveredMs / 1000).toFixed(1)} s`} (${result.notes.join('; ')})`);
+    return result;
+  }
   try {
     if (spec.kind === 'term' && slot && slot.app === 'gateway') await rollGateway(stack, slot, result);
     else if (spec.kind === 'term' && slot) await rollApp(stack, slot, result);

@@ -10,7 +10,8 @@ import { Pool } from 'pg';
 import { createDatabase, createVhost, log, ROOT } from '../../common/infra';
 import { Arrival, ReceiverRoute, startReceivers } from '../../common/receivers';
 import { state } from '../cleanup';
-import { FAULTS } from '../options';
+import { CLUSTER, FAULTS } from '../options';
+import { clusterUrls } from '../../common/cluster';
 
 const run = promisify(execFile);
 
@@ -21,6 +22,8 @@ export interface Drill {
   tag: string;
   logDir: string;
   databaseUrl: string;
+  /** The cluster profile: the same database on the streaming replica (query and stats read there). */
+  readDatabaseUrl?: string;
   rabbitUrl: string;
   pool: Pool;
   loadAccount: Awaited<ReturnType<typeof createAccount>>;
@@ -37,9 +40,9 @@ export interface Drill {
 export async function prepareDrill(): Promise<Drill> {
   const started = Date.now();
   const id = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-  const name = `cars_chaos_system_${id}`;
+  const name = `cars_chaos_${CLUSTER ? 'cluster' : 'system'}_${id}`;
   const tag = `chaos-${id}`;
-  const logDir = mkdtempSync(join(tmpdir(), 'cars-chaos-system-'));
+  const logDir = mkdtempSync(join(tmpdir(), `cars-chaos-${CLUSTER ? 'cluster' : 'system'}-`));
   log(`faults: ${FAULTS.map((f) => f.id).join(', ') || '(none)'}; app logs in ${logDir}`);
 
   state.databaseName = name;
@@ -71,6 +74,7 @@ export async function prepareDrill(): Promise<Drill> {
     tag,
     logDir,
     databaseUrl,
+    readDatabaseUrl: CLUSTER ? clusterUrls(name, name).readDatabase : undefined,
     rabbitUrl,
     pool,
     loadAccount,

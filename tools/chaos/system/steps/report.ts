@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { markdownTable } from '../../common/infra';
-import { API_RATE, INGEST_RATE } from '../options';
+import { API_RATE, CLUSTER, INGEST_RATE } from '../options';
 import { Check } from './end-state';
 import { FaultTable } from './fault-table';
 import { Drill } from './prepare';
@@ -18,6 +18,12 @@ export function printReport(drill: Drill, table: FaultTable, checks: Check[]): v
     .flatMap((file) => readFileSync(join(drill.logDir, file), 'utf8').split('\n').filter((l) => l.includes('"level":"error"')).map((l) => `${file}: ${l.slice(0, 300)}`));
   process.stdout.write(`\napp log lines at level error: ${errorLines.length}\n`);
   for (const line of errorLines.slice(0, 10)) process.stdout.write(`  ${line}\n`);
+  if (CLUSTER) {
+    process.stdout.write(
+      `\nCluster faults: "recovery s" is from the fault until recovered with the node still away (for the replica: from its\n` +
+        `restart); the window ends once recovered again after the node (or the replica) came back.\n`,
+    );
+  }
   process.stdout.write(
     `\nRecovery: from the fault (SIGTERM, SIGKILL or server restart) until every app answers /health/ready, every gateway answers\n` +
       `/auctions, /stats and /webhooks, and the first auction published after the fault arrived as auction.created at a receiver.\n` +

@@ -74,8 +74,8 @@ export class Stack {
         BURST_CAPACITY: String(Math.max(1000, API_RATE * 20)),
         METERING_POOL_SIZE: '4',
       },
-      query: {},
-      stats: {},
+      query: drill.readDatabaseUrl ? { READ_DATABASE_URL: drill.readDatabaseUrl } : {},
+      stats: drill.readDatabaseUrl ? { READ_DATABASE_URL: drill.readDatabaseUrl } : {},
       webhooks: {},
       'change-detector': {},
       'delivery-worker': {
@@ -109,11 +109,11 @@ export class Stack {
     this.healthCheck = this.checkHealth();
   }
 
-  private async launch(slot: Slot): Promise<{ child: ChildProcess; port: number }> {
+  private async launch(slot: Slot, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
     const port = await freePort();
     slot.generation += 1;
     const portEnv: Record<string, string> = slot.app === 'gateway' ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
-    const child = spawnApp(slot.app, { ...this.common, ...this.perApp[slot.app], ...portEnv }, join(this.drill.logDir, `${slot.label}.${slot.generation}.log`));
+    const child = spawnApp(slot.app, { ...this.common, ...this.perApp[slot.app], ...env, ...portEnv }, join(this.drill.logDir, `${slot.label}.${slot.generation}.log`));
     state.children.add(child);
     // Like a Deployment: a process that exits by itself is counted and started again.
     child.once('exit', (code, signal) => {
@@ -132,9 +132,9 @@ export class Stack {
     return { child, port };
   }
 
-  /** Starts the slot's next process and waits until it is ready (null when it is not). */
-  async launchReady(slot: Slot): Promise<{ child: ChildProcess; port: number } | null> {
-    const next = await this.launch(slot);
+  /** Starts the slot's next process (`env` on top of its settings) and waits until it is ready (null when it is not). */
+  async launchReady(slot: Slot, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number } | null> {
+    const next = await this.launch(slot, env);
     if (await waitForReady(readyUrl(next.port), next.child, READY_TIMEOUT_MS)) return next;
     this.intended.add(next.child);
     await stopProcess(next.child, 'SIGKILL', 5000);

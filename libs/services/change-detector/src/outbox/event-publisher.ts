@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { EventRouting, EVENTS_PER_MESSAGE, Exchanges, MAX_EVENT_BATCH_BYTES, MAX_EVENTS_PER_MESSAGE } from '@cars/contracts';
-import { assertEventTopology, ChannelSupervision, namedSocketOptions, superviseChannel } from '@cars/messaging';
+import { assertEventTopology, brokerUrls, ChannelSupervision, logBrokerMoves, namedSocketOptions, superviseChannel } from '@cars/messaging';
 import { counter } from '@cars/metrics';
 import amqp, { AmqpConnectionManager, ChannelWrapper } from 'amqp-connection-manager';
 import type { ConfirmChannel } from 'amqplib';
@@ -69,7 +69,8 @@ export class RmqEventPublisher implements EventPublisher {
       throw new Error(`eventsPerMessage must be an integer from 1 to ${MAX_EVENTS_PER_MESSAGE} (got ${maxEvents})`);
     }
     this.packing = { maxEvents, maxBytes: MAX_EVENT_BATCH_BYTES };
-    this.connection = amqp.connect([url], namedSocketOptions('change-detector event-publisher'));
+    this.connection = amqp.connect(brokerUrls(url), namedSocketOptions('change-detector event-publisher'));
+    logBrokerMoves(this.connection, 'event publisher', this.logger);
     this.channel = this.connection.createChannel({
       confirm: true,
       publishTimeout: 30000,

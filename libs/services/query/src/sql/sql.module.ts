@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CostlyTurns, ReadPool, readPoolProvider } from '@cars/persistence';
-import { loadEnv, ReadServicesEnv } from '@cars/runtime';
+import { readPoolSettings } from '@cars/runtime';
 import { PgSqlClient, SqlClient } from './sql-client';
 
 /**
@@ -9,7 +9,7 @@ import { PgSqlClient, SqlClient } from './sql-client';
  */
 @Module({
   providers: [
-    readPoolProvider('query', () => loadEnv(ReadServicesEnv).QUERY_STATEMENT_TIMEOUT_MS),
+    readPoolProvider('query', readPoolSettings),
     { provide: SqlClient, inject: [ReadPool], useFactory: (reads: ReadPool): SqlClient => new PgSqlClient(reads.pool) },
     // One costly statement at a time per process, waiting at most as long as a statement may run.
     { provide: CostlyTurns, inject: [ReadPool], useFactory: (reads: ReadPool) => new CostlyTurns(1, reads.statementTimeoutMs) },

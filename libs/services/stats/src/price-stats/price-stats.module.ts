@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { readPoolProvider } from '@cars/persistence';
-import { loadEnv, ReadServicesEnv } from '@cars/runtime';
+import { readPoolSettings } from '@cars/runtime';
 import { PriceStatsHandler } from './price-stats.handler';
 import { PriceStatsRepository } from './price-stats.repository';
 import { PriceStatsService } from './price-stats.service';
@@ -10,7 +10,7 @@ import { PriceStatsService } from './price-stats.service';
   providers: [
     PriceStatsService,
     PriceStatsRepository,
-    readPoolProvider('stats', () => loadEnv(ReadServicesEnv).QUERY_STATEMENT_TIMEOUT_MS),
+    readPoolProvider('stats', readPoolSettings),
   ],
 })
 export class PriceStatsModule {}
