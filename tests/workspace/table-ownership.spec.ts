@@ -10,7 +10,7 @@ const ROOT = join(__dirname, '..', '..');
  * endpoints through libs/webhook-store). Tables kept by triggers belong to the owner of the
  * writes that fire them. Readers, for the record:
  * - accounts: libs/accounts, and libs/webhook-store (a plan's endpoint allowance);
- * - api_keys, usage_ledger, usage_daily, account_credentials, account_sessions, email_verification_tokens:
+ * - api_keys, usage_ledger, usage_leases, usage_daily, account_credentials, account_sessions, email_verification_tokens:
  *   libs/accounts only (the gateway, delivery and webhooks services go through its functions);
  * - instance_state: through libs/persistence's readInstanceState (libs/accounts' demo keys, apps/standalone);
  * - auctions, bids, models: change-detector, query, stats; makes also libs/persistence (the
@@ -26,6 +26,7 @@ export const TABLE_OWNERS: Readonly<Record<string, string>> = {
   accounts: 'libs/accounts',
   api_keys: 'libs/accounts',
   usage_ledger: 'libs/accounts',
+  usage_leases: 'libs/accounts',
   // Kept by a trigger on usage_ledger's charges (migration UsageDaily).
   usage_daily: 'libs/accounts',
   account_credentials: 'libs/accounts',
