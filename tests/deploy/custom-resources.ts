@@ -138,8 +138,75 @@ const SCHEMAS: Record<string, object> = {
   },
 };
 
+/** The fields of a container's resources (requests and limits). */
+const resources = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { requests: stringMap, limits: stringMap },
+};
+
+// The datastores of the optional operators overlay (k8s/overlays/operators): the fields it sets,
+// checked by name and type, and the top of each spec closed, so a misspelt field fails here
+// rather than being ignored by the operator.
+const DATASTORE_SCHEMAS: Record<string, object> = {
+  'rabbitmq.com/v1beta1/RabbitmqCluster': {
+    type: 'object',
+    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    properties: {
+      metadata,
+      spec: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['replicas'],
+        properties: {
+          replicas: { type: 'integer', minimum: 1 },
+          image: { type: 'string' },
+          resources,
+          persistence: { type: 'object', additionalProperties: false, properties: { storage: { type: 'string' }, storageClassName: { type: 'string' } } },
+          rabbitmq: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { additionalConfig: { type: 'string' }, additionalPlugins: { type: 'array', items: { type: 'string' } } },
+          },
+          override: { type: 'object' },
+          affinity: { type: 'object' },
+          tls: { type: 'object' },
+          service: { type: 'object' },
+        },
+      },
+    },
+  },
+  'postgresql.cnpg.io/v1/Cluster': {
+    type: 'object',
+    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    properties: {
+      metadata,
+      spec: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['instances', 'storage'],
+        properties: {
+          instances: { type: 'integer', minimum: 1 },
+          imageName: { type: 'string' },
+          inheritedMetadata: { type: 'object', additionalProperties: false, properties: { labels: stringMap, annotations: stringMap } },
+          bootstrap: { type: 'object' },
+          postgresql: { type: 'object', additionalProperties: false, properties: { parameters: stringMap, pg_hba: { type: 'array', items: { type: 'string' } } } },
+          resources,
+          storage: { type: 'object', additionalProperties: false, required: ['size'], properties: { size: { type: 'string' }, storageClass: { type: 'string' } } },
+          affinity: { type: 'object', additionalProperties: false, properties: { enablePodAntiAffinity: { type: 'boolean' }, topologyKey: { type: 'string' }, podAntiAffinityType: { enum: ['preferred', 'required'] } } },
+          minSyncReplicas: { type: 'integer' },
+          maxSyncReplicas: { type: 'integer' },
+          primaryUpdateStrategy: { enum: ['unsupervised', 'supervised'] },
+          monitoring: { type: 'object' },
+          backup: { type: 'object' },
+        },
+      },
+    },
+  },
+};
+
 const ajv = new Ajv({ allErrors: true, strict: false });
-const validators: Record<string, ValidateFunction> = Object.fromEntries(Object.entries(SCHEMAS).map(([key, schema]) => [key, ajv.compile(schema)]));
+const validators: Record<string, ValidateFunction> = Object.fromEntries(Object.entries({ ...SCHEMAS, ...DATASTORE_SCHEMAS }).map(([key, schema]) => [key, ajv.compile(schema)]));
 
 const describeError = (error: ErrorObject) =>
   `${error.instancePath || '/'} ${error.message ?? 'is invalid'}${error.keyword === 'additionalProperties' ? ` (${String(error.params.additionalProperty)})` : ''}`;
