@@ -1,4 +1,5 @@
 import { ApiError } from './api';
+import { session } from './session';
 
 /** How a refusal is shown: a short title and a sentence, never a bare status code. */
 export interface HumanError {
@@ -31,7 +32,8 @@ export function humanize(error: unknown, action = 'finish that'): HumanError {
       return { title: 'Signed out', message: 'Your session has ended. Sign in again to continue.' };
     case 403:
       if (/verif/i.test(error.message)) {
-        return { title: 'Verify your email address first', message: `${server} Use the link we sent you, or resend it from the Overview page.`, plan: true };
+        const where = session.verificationEmailVia === 'log' ? "the link printed in the server's log" : 'the link we emailed you';
+        return { title: 'Verify your email address first', message: `${server} Use ${where}, or resend it from the Overview page.`, plan: true };
       }
       return { title: 'Not included in your plan', message: `${server} Upgrade the plan to use it.`, plan: true };
     case 404:
