@@ -31,7 +31,9 @@ describe('SIGTERM under load', () => {
 
   const start = async (app: string, extra: Record<string, string> = {}): Promise<{ app: AppProcess; port: number }> => {
     const port = await freePort();
-    const portVariable: Record<string, string> = app === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1' } : { HEALTH_PORT: String(port) };
+    // The gateway as deployed: its API on PORT, /health/* and /metrics on HEALTH_PORT too.
+    const portVariable: Record<string, string> =
+      app === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1', HEALTH_PORT: String(await freePort()) } : { HEALTH_PORT: String(port) };
     const process = startApp(app, { ...env, ...portVariable, LOG_LEVEL: 'warn', ...extra });
     running.push(process);
     await waitForOk(`http://127.0.0.1:${port}/health/ready`, 30_000).catch((error: unknown) => {

@@ -754,26 +754,41 @@ export function checkIngress(manifests: Manifest[], rules: EdgeRules): string[] 
 }
 
 /**
- * The app's ingress comes only from the pods of these namespaces (the ingress controller's, the
- * scraper's): every policy admitting traffic to it names a namespace by `kubernetes.io/metadata.name`
- * and nothing wider (no ipBlock, no peer-less rule, no other namespace).
+ * The app's ingress comes only from the pods of the namespaces named for each of its ports (the
+ * ingress controller's on the API port, the scraper's on the health port): every policy admitting
+ * traffic to it names a namespace by `kubernetes.io/metadata.name` and nothing wider (no ipBlock,
+ * no peer-less rule, no other namespace), and only on a port that namespace may reach. A rule
+ * without ports reaches every port the app's container declares; a named port is resolved there.
  */
-export function checkIngressSources(manifests: Manifest[], app: string, namespaces: string[]): string[] {
+export function checkIngressSources(manifests: Manifest[], app: string, sourcesByPort: Record<number, string[]>): string[] {
   const violations: string[] = [];
   const all = workloads(manifests);
+  const declared = all.find((w) => w.manifest.metadata.name === app)?.pod.containers[0]?.ports ?? [];
+  const only = Object.entries(sourcesByPort)
+    .map(([port, namespaces]) => `${namespaces.join(', ') || 'none'} on ${port}`)
+    .join('; ');
   for (const policy of networkPolicies(manifests)) {
     if (!selectedApps(policy, all).includes(app) || !policyTypes(policy).includes('Ingress')) continue;
     for (const rule of policy.spec?.ingress ?? []) {
       const peers = rule.from ?? [];
       if (peers.length === 0) violations.push(`${nameOf(policy)}: admits every source to ${app}`);
+      const ports = (rule.ports ?? []).length === 0 ? declared.map((d) => d.containerPort) : rule.ports!.map((p) => resolvePort(p.port, declared));
       for (const peer of peers) {
         const namespace = peer.namespaceSelector?.matchLabels?.['kubernetes.io/metadata.name'];
         const exact = peer.ipBlock === undefined && (peer.namespaceSelector?.matchExpressions ?? []).length === 0;
-        if (!exact || namespace === undefined || !namespaces.includes(namespace)) {
-          violations.push(`${nameOf(policy)}: admits ${JSON.stringify(peer)} to ${app} (only namespaces ${namespaces.join(', ')})`);
+        const stray = ports.filter((port) => port === undefined || namespace === undefined || !(sourcesByPort[port] ?? []).includes(namespace));
+        if (!exact || stray.length > 0) {
+          const on = stray.length > 0 ? stray.map((port) => String(port ?? '?')).join(', ') : ports.join(', ');
+          violations.push(`${nameOf(policy)}: admits ${JSON.stringify(peer)} to ${app} on ${on} (only ${only})`);
         }
       }
     }
   }
   return violations;
+}
+
+/** A policy's port (number or container port name) as the number the container declares. */
+function resolvePort(port: number | string | undefined, declared: { name?: string; containerPort: number }[]): number | undefined {
+  if (typeof port === 'number') return port;
+  return declared.find((d) => d.name === port)?.containerPort;
 }

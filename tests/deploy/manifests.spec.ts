@@ -59,8 +59,11 @@ const PUBLIC_PATHS = [
 ];
 const PRIVATE_PATHS = ['/metrics', '/health/live', '/health/ready'];
 const edgeRules = { service: 'gateway', publicPaths: PUBLIC_PATHS, privatePaths: PRIVATE_PATHS };
-const hasMonitoring = (manifests: Manifest[]) => manifests.some((m) => m.kind === 'PodMonitor');
-const gatewaySources = (manifests: Manifest[]) => [CONTROLLER_NAMESPACE, ...(hasMonitoring(manifests) ? [SCRAPER_NAMESPACE] : [])];
+/** Who reaches which port of the gateway: the controller the API port, the scraper (and blackbox checks) only the health port. */
+const gatewaySources = (manifests: Manifest[]): Record<number, string[]> => ({
+  [Number(configOf(manifests).PORT)]: [CONTROLLER_NAMESPACE],
+  [Number(configOf(manifests).HEALTH_PORT)]: [SCRAPER_NAMESPACE],
+});
 
 const find = (manifests: Manifest[], kind: string, name: string): Manifest => {
   const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
@@ -126,12 +129,12 @@ describe.each(RENDERED)('kubectl kustomize %s', (dir) => {
     expect(checkImages(rendered)).toEqual([]);
   });
 
-  it('probes /health/live and /health/ready of every app on the port it serves them (PORT for the gateway, HEALTH_PORT for the others)', () => {
+  it('probes /health/live and /health/ready of every app on HEALTH_PORT (the gateway’s API port is the ingress controller’s alone)', () => {
     expect(checkProbes(rendered)).toEqual([]);
     const config = configOf(rendered);
     for (const app of APPS) {
       const container = containerOf(rendered, 'Deployment', app);
-      const expected = Number(app === 'gateway' ? config.PORT : config.HEALTH_PORT);
+      const expected = Number(config.HEALTH_PORT);
       expect([app, probePort(container, container.readinessProbe), probePort(container, container.livenessProbe)]).toEqual([
         app,
         expected,
@@ -163,8 +166,11 @@ describe.each(RENDERED)('kubectl kustomize %s', (dir) => {
     expect(PUBLIC_PATHS).toEqual(expect.arrayContaining(['/auctions', '/webhooks/{id}', '/account/signup', '/mcp']));
   });
 
-  it('admits to the gateway only the ingress controller’s namespace (and the scraper’s, with monitoring), whose addresses TRUSTED_PROXIES names', () => {
+  it('admits to the gateway’s API port only the ingress controller’s namespace, whose addresses TRUSTED_PROXIES names; the scraper’s only to its health port', () => {
     expect(checkIngressSources(rendered, 'gateway', gatewaySources(rendered))).toEqual([]);
+    // …and the scraper does reach the health port (the check flags it once that port is closed to it).
+    const closedHealthPort = { ...gatewaySources(rendered), [Number(configOf(rendered).HEALTH_PORT)]: [] };
+    expect(checkIngressSources(rendered, 'gateway', closedHealthPort).join('\n')).toMatch(/health-ingress: admits .*"monitoring".* to gateway on 8081/);
     expect(configOf(rendered).TRUSTED_PROXIES).toMatch(/^\d[\d./,]*$/);
   });
 
@@ -259,12 +265,13 @@ describe('production overlay: the monitoring component (k8s/monitoring)', () => 
     }
   });
 
-  it('scrapes every app on the port named where it serves /metrics, and loads a dashboard with the panels operators read', () => {
+  it('scrapes every app on its health port (never the gateway’s API port), and loads a dashboard with the panels operators read', () => {
     const monitor = find(rendered, 'PodMonitor', 'classic-car-auctions').spec as {
       podMetricsEndpoints: { port: string; path: string }[];
       selector: { matchExpressions: { values: string[] }[] };
     };
     expect(monitor.selector.matchExpressions[0].values.sort()).toEqual([...APPS].sort());
+    expect(monitor.podMetricsEndpoints.map((e) => `${e.port} ${e.path}`)).toEqual(['health /metrics']);
     const scraped = new Set(monitor.podMetricsEndpoints.map((e) => `${e.port} ${e.path}`));
     for (const app of APPS) {
       const ports = (containerOf(rendered, 'Deployment', app).ports ?? []).map((p) => `${p.name} /metrics`);
@@ -640,9 +647,31 @@ describe('policy checks report a broken copy', () => {
     ],
     [
       'the gateway open to an address range besides the controller',
-      (m) => policyOf(m, 'gateway-metrics-ingress').spec!.ingress![0].from!.push({ ipBlock: { cidr: '0.0.0.0/0' } }),
+      (m) => policyOf(m, 'gateway-ingress').spec!.ingress![0].from!.push({ ipBlock: { cidr: '0.0.0.0/0' } }),
       (m) => checkIngressSources(m, 'gateway', gatewaySources(m)),
-      /gateway-metrics-ingress: admits \{"ipBlock"/,
+      /gateway-ingress: admits \{"ipBlock"/,
+    ],
+    [
+      'the scraper admitted to the gateway’s API port',
+      (m) => policyOf(m, 'health-ingress').spec!.ingress![0].ports!.push({ protocol: 'TCP', port: 3000 }),
+      (m) => checkIngressSources(m, 'gateway', gatewaySources(m)),
+      /health-ingress: admits \{"namespaceSelector":\{"matchLabels":\{"kubernetes\.io\/metadata\.name":"monitoring"\}\}\} to gateway on 3000/,
+    ],
+    [
+      'a policy of its own admitting the scraper to the gateway’s API port by name',
+      (m) =>
+        m.push({
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'NetworkPolicy',
+          metadata: { name: 'gateway-metrics-ingress', namespace: 'cars' },
+          spec: {
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'gateway' } },
+            policyTypes: ['Ingress'],
+            ingress: [{ from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': SCRAPER_NAMESPACE } } }], ports: [{ protocol: 'TCP', port: 'http' }] }],
+          },
+        } as Manifest),
+      (m) => checkIngressSources(m, 'gateway', gatewaySources(m)),
+      /gateway-metrics-ingress: admits .*monitoring.* to gateway on 3000 \(only ingress-nginx on 3000; monitoring on 8081\)/,
     ],
     [
       'SMTP egress from another app',

@@ -13,7 +13,8 @@ const APPS = ['gateway', 'query', 'stats', 'webhooks', 'change-detector', 'deliv
 
 /**
  * Every series the PrometheusRule and the Grafana dashboard of k8s/monitoring name is one the
- * apps serve: each app is started (compiled, as in the image) and its live /metrics read. A series
+ * apps serve: each app is started (compiled, as in the image) and its live /metrics read on its
+ * health port, where the PodMonitor scrapes. A series
  * is listed by its `# TYPE` line before any sample, so no traffic is needed.
  */
 describe('k8s/monitoring names only series the apps export', () => {
@@ -27,7 +28,9 @@ describe('k8s/monitoring names only series the apps export', () => {
     await Promise.all(
       APPS.map(async (app) => {
         const port = await freePort();
-        const settings: Record<string, string> = app === 'gateway' ? { PORT: String(port), HOST: '127.0.0.1' } : { HEALTH_PORT: String(port) };
+        // Read where the PodMonitor scrapes: the health port, the gateway's too (its API on a port of its own).
+        const api: Record<string, string> = app === 'gateway' ? { PORT: String(await freePort()), HOST: '127.0.0.1' } : {};
+        const settings = { ...api, HEALTH_PORT: String(port) };
         const process = startApp(app, { ...env, ...settings });
         apps.push(process);
         const base = `http://127.0.0.1:${port}`;

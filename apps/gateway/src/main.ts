@@ -3,8 +3,8 @@ import { Module } from '@nestjs/common';
 import { MessagingModule } from '@cars/messaging';
 import { collectProcessMetrics } from '@cars/metrics';
 import { DatabaseModule } from '@cars/persistence';
-import { createLogger, exitOnBootFailure, GatewayEnv, loadEnv, onShutdownSignal, PinoNestLogger } from '@cars/runtime';
-import { closeGatewayApp, createGatewayApp, GatewayModule } from '@cars/service-gateway';
+import { createLogger, exitOnBootFailure, GatewayEnv, HealthServer, loadEnv, onShutdownSignal, PinoNestLogger } from '@cars/runtime';
+import { closeGatewayApp, createGatewayApp, GatewayModule, GatewayReadiness } from '@cars/service-gateway';
 
 async function main(): Promise<void> {
   const env = loadEnv(GatewayEnv);
@@ -22,11 +22,18 @@ async function main(): Promise<void> {
   const app = await createGatewayApp(GatewayAppModule, {
     logger: new PinoNestLogger(createLogger('gateway', env.LOG_LEVEL)),
   });
+  // /health/* and /metrics also on HEALTH_PORT when it is set: the port probes and the scraper are
+  // let in to, apart from the public one (0/unset: only on PORT).
+  const readiness = app.get(GatewayReadiness);
+  const health = env.HEALTH_PORT > 0 ? new HealthServer(() => readiness.checks(), () => readiness.detail()) : undefined;
+  const healthPort = await health?.listen(env.HEALTH_PORT);
   await app.listen(env.PORT, env.HOST);
-  console.log(JSON.stringify({ level: 'info', service: 'gateway', msg: `listening on ${await app.getUrl()}` }));
+  const healthNote = healthPort ? `; health and metrics on :${healthPort}` : '';
+  console.log(JSON.stringify({ level: 'info', service: 'gateway', msg: `listening on ${await app.getUrl()}${healthNote}` }));
   onShutdownSignal(
     async () => {
       await closeGatewayApp(app);
+      await health?.close();
       process.exit(0);
     },
     { name: 'gateway', deadlineMs: env.SHUTDOWN_DEADLINE_MS },

@@ -50,7 +50,10 @@ export class ServiceEnv extends BaseEnv {
   @IsString({ message: 'RABBITMQ_URL is required' })
   declare RABBITMQ_URL: string;
 
-  /** Port of the /health/live and /health/ready endpoints (0 = any free port). */
+  /**
+   * Port of /health/live, /health/ready and /metrics (0 = any free port; for the gateway, which
+   * also serves them on PORT, 0 = no second port).
+   */
   @IntSetting(0, 65535)
   HEALTH_PORT: number = 0;
 }

@@ -11,8 +11,9 @@ export type ReadinessDetail = () => Promise<Record<string, unknown>>;
 
 /**
  * Liveness and readiness over plain HTTP for apps that serve no HTTP of their own (the
- * services behind the broker): `GET /health/live` and `GET /health/ready` for Kubernetes probes,
- * and `GET /metrics` for Prometheus.
+ * services behind the broker), and for the gateway on a port apart from its API:
+ * `GET /health/live` and `GET /health/ready` for Kubernetes probes, and `GET /metrics` for
+ * Prometheus.
  */
 export class HealthServer {
   private server?: Server;

@@ -3,6 +3,7 @@ import { ConsoleModule } from '@cars/console';
 import { AuctionsController } from './auctions/auctions.controller';
 import { AccountModule } from './account/account.module';
 import { ApiAccessModule } from './auth/api-access.module';
+import { GatewayReadiness } from './health/gateway-readiness';
 import { HealthController } from './health/health.controller';
 import { RootController } from './health/root.controller';
 import { MakesController } from './makes/makes.controller';
@@ -15,5 +16,7 @@ import { WebhooksController } from './webhooks/webhooks.controller';
 @Module({
   imports: [ApiAccessModule, McpModule, ConsoleModule, AccountModule],
   controllers: [RootController, HealthController, MakesController, AuctionsController, StatsController, WebhooksController, EventSchemaController],
+  providers: [GatewayReadiness],
+  exports: [GatewayReadiness],
 })
 export class GatewayModule {}

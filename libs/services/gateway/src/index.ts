@@ -1,5 +1,6 @@
 export * from './gateway.module';
 export * from './bootstrap';
+export * from './health/gateway-readiness';
 export * from './http/api-exception';
 export * from './auth';
 export * from './metering';

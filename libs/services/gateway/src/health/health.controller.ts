@@ -1,10 +1,9 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { QUERY_CLIENT, ServiceClient, STATS_CLIENT, WEBHOOKS_CLIENT } from '@cars/messaging';
 import type { FastifyReply } from 'fastify';
-import { DataSource } from 'typeorm';
 import { ApiValidationError } from '../auctions/api-responses';
 import { ApiNoCredentials, Public } from '../auth/auth.decorators';
+import { GatewayReadiness } from './gateway-readiness';
 
 class LiveDto {
   @ApiProperty({ enum: ['ok'] })
@@ -65,12 +64,7 @@ class ReadyDto {
 @ApiNoCredentials()
 @Controller('health')
 export class HealthController {
-  constructor(
-    private readonly db: DataSource,
-    @Inject(QUERY_CLIENT) private readonly query: ServiceClient,
-    @Inject(STATS_CLIENT) private readonly stats: ServiceClient,
-    @Inject(WEBHOOKS_CLIENT) private readonly webhooks: ServiceClient,
-  ) {}
+  constructor(private readonly readiness: GatewayReadiness) {}
 
   @Get('live')
   @ApiOperation({ summary: 'Liveness: the process answers' })
@@ -86,27 +80,9 @@ export class HealthController {
   @ApiValidationError()
   @ApiServiceUnavailableResponse({ type: ReadyDto, description: 'The database or the broker is unreachable.' })
   async ready(@Res() reply: FastifyReply): Promise<void> {
-    const [database, query, stats, webhooks] = await Promise.all([
-      this.db
-        .query('SELECT 1')
-        .then(() => 'up' as const)
-        .catch(() => 'down' as const),
-      downstream(this.query),
-      downstream(this.stats),
-      downstream(this.webhooks),
-    ]);
-    const broker = this.query.isConnected() ? ('up' as const) : ('down' as const);
-    const ok = database === 'up' && broker === 'up';
-    const body: ReadyDto = {
-      status: ok ? 'ok' : 'unavailable',
-      checks: { database, broker },
-      detail: { services: { query, stats, webhooks } },
-    };
+    const [checks, detail] = await Promise.all([this.readiness.checks(), this.readiness.detail()]);
+    const ok = checks.database === 'up' && checks.broker === 'up';
+    const body: ReadyDto = { status: ok ? 'ok' : 'unavailable', checks, detail };
     await reply.status(ok ? 200 : 503).send(body);
   }
-}
-
-async function downstream(client: ServiceClient): Promise<DownstreamDto> {
-  const consumers = await client.consumers();
-  return { status: consumers === null ? 'unknown' : consumers > 0 ? 'up' : 'down', consumers };
 }
