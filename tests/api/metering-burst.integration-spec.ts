@@ -57,6 +57,18 @@ describe('burst limit', () => {
     }
   }
 
+  /** The tokens a key's bucket holds in Redis (fractional: it refills continuously). */
+  async function bucketTokens(account: TestAccount): Promise<number> {
+    const [{ id }] = await db.query(`SELECT id FROM api_keys WHERE prefix = $1`, [account.keyPrefix]);
+    const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    try {
+      return Number(await redis.hget(`${redisPrefix}burst:${id}`, 'tokens'));
+    } finally {
+      redis.disconnect();
+    }
+  }
+
   it('is shared by two gateway instances: one bucket per key across replicas', async () => {
     const account = await createTestAccount(db, { plan: '10k' });
     const urls = [stack.url, second.url];
@@ -108,6 +120,28 @@ describe('burst limit', () => {
     for (let i = 0; i < CAPACITY * 2; i += 1) {
       expect((await request(`${stack.url}/probe-access/public`)).status).toBe(200);
       expect((await request(`${stack.url}/probe-access/open`)).status).toBe(401);
+    }
+  });
+
+  it("takes a busy key's tokens in blocks from the bucket's upper half, and gives back what was not spent", async () => {
+    const large = 100;
+    const gateway = await startTestGateway({
+      gatewayImports: [AccessProbeModule],
+      access: { redisUrl: TEST_REDIS_URL, redisKeyPrefix: redisPrefix, burstCapacity: large, burstRatePerSecond: RATE },
+    });
+    try {
+      const account = await createTestAccount(db, { plan: '10k' });
+      for (let i = 0; i < 20; i += 1) expect((await request(`${gateway.url}/probe-access/open`, bearer(account.apiKey))).status).toBe(200);
+      // 20 spent, and more taken: the gateway holds a block for the key's next requests.
+      const held = await bucketTokens(account);
+      expect(held).toBeLessThan(large - 20);
+      expect(held).toBeGreaterThanOrEqual(large / 2);
+      // Idle past the hold, the next request gives the unspent tokens back and takes one.
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      expect((await request(`${gateway.url}/probe-access/open`, bearer(account.apiKey))).status).toBe(200);
+      expect(Math.floor(await bucketTokens(account))).toBe(large - 21);
+    } finally {
+      await gateway.gateway.close();
     }
   });
 });

@@ -5,8 +5,29 @@ import { BurstDecision, LocalTokenBuckets, TOKEN_BUCKET_LUA } from './token-buck
 import { errorMessage } from '@cars/contracts';
 
 interface BucketRedis extends Redis {
-  takeToken(key: string, ratePerSecond: number, capacity: number): Promise<[number, number, number]>;
+  takeToken(key: string, ratePerSecond: number, capacity: number, want: number, giveBack: number): Promise<[number, number, number]>;
 }
+
+/**
+ * Tokens this gateway took from a key's shared bucket beyond the one its request needed, spent
+ * by the key's next requests here without a round trip; unspent ones go back with the key's next
+ * call to Redis once they expire.
+ */
+interface HeldTokens {
+  tokens: number;
+  /** Whole tokens the shared bucket held after the grant. */
+  left: number;
+  grantedAt: number;
+  /** How many the grant asked for: a key that spends its block in time asks for twice as many next. */
+  asked: number;
+}
+
+/** How long held tokens may be spent here. */
+const HELD_TOKENS_MS = 100;
+/** The most tokens one call takes (the script takes more than one only from the bucket's upper half). */
+const MAX_BLOCK = 16;
+/** Keys whose held tokens are remembered, oldest forgotten first. */
+const MAX_HELD_KEYS = 50000;
 
 /** A bucket's size and refill rate. */
 export interface BucketLimit {
@@ -19,7 +40,11 @@ const WARN_EVERY_MS = 30000;
 
 /**
  * The burst limit of every authenticated route: one token bucket per API key, kept in Redis so
- * all gateway replicas share it (one atomic Lua script per request).
+ * all gateway replicas share it (one atomic Lua script per request — or, for a key busy on this
+ * gateway, per block of up to MAX_BLOCK tokens taken from the bucket's upper half and spent here
+ * within HELD_TOKENS_MS; unspent ones go back at the key's next call. At most MAX_BLOCK − 1 tokens
+ * of a key are held per gateway, and only while the bucket is more than half full, so near the
+ * limit every request asks Redis and replicas share the last tokens exactly).
  *
  * When Redis is unreachable or slow (REDIS_TIMEOUT_MS), the limiter fails open to per-process
  * buckets with a throttled warning: each replica then enforces the limit on its own share of
@@ -33,6 +58,7 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
   private readonly local: LocalTokenBuckets;
   /** Per-process buckets of the other limits (`takeFrom`), one set per size and rate. */
   private readonly otherLocal = new Map<string, LocalTokenBuckets>();
+  private readonly held = new Map<string, HeldTokens>();
   private redis?: BucketRedis;
   private lastWarning = 0;
 
@@ -84,18 +110,43 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
   async takeFrom(bucket: string, limit: BucketLimit): Promise<BurstDecision> {
     const redis = this.redis;
     if (redis) {
+      const now = Date.now();
+      const held = this.held.get(bucket);
+      const fresh = held !== undefined && now - held.grantedAt < HELD_TOKENS_MS;
+      if (held && fresh && held.tokens > 0) {
+        held.tokens -= 1;
+        return { allowed: true, remaining: held.left + held.tokens, retryAfterMs: 0 };
+      }
+      // A key whose block was spent before it expired asks for twice as many; one whose block
+      // expired unspent within the last second, for half as many; any other key, for one.
+      const want = !held ? 1 : fresh ? Math.min(held.asked * 2, MAX_BLOCK) : now - held.grantedAt < 1000 ? Math.max(1, held.asked >> 1) : 1;
+      const giveBack = held && !fresh ? held.tokens : 0;
+      this.held.delete(bucket);
       try {
-        const [allowed, remaining, retryMicros] = await redis.takeToken(
+        const [taken, left, retryMicros] = await redis.takeToken(
           `${this.config.redisKeyPrefix}burst:${bucket}`,
           limit.ratePerSecond,
           limit.capacity,
+          want,
+          giveBack,
         );
-        return { allowed: allowed === 1, remaining, retryAfterMs: Math.ceil(retryMicros / 1000) };
+        if (taken < 1) return { allowed: false, remaining: left, retryAfterMs: Math.ceil(retryMicros / 1000) };
+        this.hold(bucket, { tokens: taken - 1, left, grantedAt: Date.now(), asked: want });
+        return { allowed: true, remaining: left + taken - 1, retryAfterMs: 0 };
       } catch (error) {
         this.warnUnavailable(error);
       }
     }
     return this.localBuckets(limit).take(bucket);
+  }
+
+  /** Keeps a grant's extra tokens; a concurrent grant's still-fresh ones are kept with them. */
+  private hold(bucket: string, grant: HeldTokens): void {
+    const earlier = this.held.get(bucket);
+    if (earlier && grant.grantedAt - earlier.grantedAt < HELD_TOKENS_MS) grant.tokens += earlier.tokens;
+    this.held.delete(bucket);
+    this.held.set(bucket, grant);
+    if (this.held.size > MAX_HELD_KEYS) this.held.delete(this.held.keys().next().value as string);
   }
 
   private localBuckets(limit: BucketLimit): LocalTokenBuckets {

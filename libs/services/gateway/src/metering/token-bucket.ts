@@ -14,11 +14,17 @@ export interface BurstDecision {
  * The Redis script: atomic per bucket, so every gateway replica shares one bucket per key.
  * Time comes from the Redis server (TIME), not from the replicas, whose clocks may differ.
  * State: hash {tokens, ts(µs)}; expires once the bucket would be full again anyway.
- * KEYS[1] bucket; ARGV[1] rate per second; ARGV[2] capacity. Returns {allowed, remaining, retry µs}.
+ * KEYS[1] bucket; ARGV[1] rate per second; ARGV[2] capacity; ARGV[3] tokens wanted (≥ 1); ARGV[4]
+ * tokens given back (unspent ones of an earlier block, capped at the capacity like any refill).
+ * Beyond the first token, a block is taken only from the bucket's upper half, so near empty every
+ * call takes one token and replicas share the last tokens exactly as with one token per request.
+ * Returns {tokens taken (0 = refused), whole tokens left in the bucket, retry µs when refused}.
  */
 export const TOKEN_BUCKET_LUA = `
 local rate = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
+local want = tonumber(ARGV[3]) or 1
+local back = tonumber(ARGV[4]) or 0
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
@@ -31,17 +37,18 @@ end
 if now > ts then
   tokens = math.min(capacity, tokens + (now - ts) * rate / 1000000)
 end
-local allowed = 0
+tokens = math.min(capacity, tokens + back)
+local taken = 0
 local retry = 0
 if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
+  taken = math.max(1, math.min(want, math.floor(tokens - capacity / 2)))
+  tokens = tokens - taken
 else
   retry = math.ceil((1 - tokens) * 1000000 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tokens, 'ts', math.max(now, ts))
 redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 1000)
-return { allowed, math.floor(tokens), retry }
+return { taken, math.floor(tokens), retry }
 `;
 
 /**
