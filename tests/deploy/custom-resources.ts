@@ -43,47 +43,39 @@ const relabeling = {
   },
 };
 
-const SCHEMAS: Record<string, object> = {
+/** The `spec` of each monitoring kind (Prometheus Operator), by `<apiVersion>/<kind>`. */
+const SPEC_SCHEMAS: Record<string, object> = {
   'monitoring.coreos.com/v1/PrometheusRule': {
     type: 'object',
-    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    additionalProperties: false,
     properties: {
-      apiVersion: { const: 'monitoring.coreos.com/v1' },
-      kind: { const: 'PrometheusRule' },
-      metadata,
-      spec: {
-        type: 'object',
-        additionalProperties: false,
-        properties: {
-          groups: {
-            type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['name'],
-              properties: {
-                name: { type: 'string', minLength: 1 },
-                interval: duration,
-                query_offset: duration,
-                limit: { type: 'integer' },
-                partial_response_strategy: { type: 'string' },
-                labels: stringMap,
-                rules: {
-                  type: 'array',
-                  items: {
-                    type: 'object',
-                    additionalProperties: false,
-                    required: ['expr'],
-                    properties: {
-                      alert: { type: 'string' },
-                      record: { type: 'string' },
-                      expr: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
-                      for: duration,
-                      keep_firing_for: duration,
-                      labels: stringMap,
-                      annotations: stringMap,
-                    },
-                  },
+      groups: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name'],
+          properties: {
+            name: { type: 'string', minLength: 1 },
+            interval: duration,
+            query_offset: duration,
+            limit: { type: 'integer' },
+            partial_response_strategy: { type: 'string' },
+            labels: stringMap,
+            rules: {
+              type: 'array',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['expr'],
+                properties: {
+                  alert: { type: 'string' },
+                  record: { type: 'string' },
+                  expr: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+                  for: duration,
+                  keep_firing_for: duration,
+                  labels: stringMap,
+                  annotations: stringMap,
                 },
               },
             },
@@ -94,43 +86,34 @@ const SCHEMAS: Record<string, object> = {
   },
   'monitoring.coreos.com/v1/PodMonitor': {
     type: 'object',
-    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    additionalProperties: false,
+    required: ['selector'],
     properties: {
-      apiVersion: { const: 'monitoring.coreos.com/v1' },
-      kind: { const: 'PodMonitor' },
-      metadata,
-      spec: {
+      selector: labelSelector,
+      namespaceSelector: {
         type: 'object',
         additionalProperties: false,
-        required: ['selector'],
-        properties: {
-          selector: labelSelector,
-          namespaceSelector: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { any: { type: 'boolean' }, matchNames: { type: 'array', items: { type: 'string' } } },
-          },
-          jobLabel: { type: 'string' },
-          podTargetLabels: { type: 'array', items: { type: 'string' } },
-          sampleLimit: { type: 'integer', minimum: 0 },
-          podMetricsEndpoints: {
-            type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              properties: {
-                port: { type: 'string' },
-                portNumber: { type: 'integer', minimum: 1, maximum: 65535 },
-                path: { type: 'string' },
-                scheme: { enum: ['http', 'https'] },
-                interval: duration,
-                scrapeTimeout: duration,
-                honorLabels: { type: 'boolean' },
-                honorTimestamps: { type: 'boolean' },
-                relabelings: { type: 'array', items: relabeling },
-                metricRelabelings: { type: 'array', items: relabeling },
-              },
-            },
+        properties: { any: { type: 'boolean' }, matchNames: { type: 'array', items: { type: 'string' } } },
+      },
+      jobLabel: { type: 'string' },
+      podTargetLabels: { type: 'array', items: { type: 'string' } },
+      sampleLimit: { type: 'integer', minimum: 0 },
+      podMetricsEndpoints: {
+        type: 'array',
+        items: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            port: { type: 'string' },
+            portNumber: { type: 'integer', minimum: 1, maximum: 65535 },
+            path: { type: 'string' },
+            scheme: { enum: ['http', 'https'] },
+            interval: duration,
+            scrapeTimeout: duration,
+            honorLabels: { type: 'boolean' },
+            honorTimestamps: { type: 'boolean' },
+            relabelings: { type: 'array', items: relabeling },
+            metricRelabelings: { type: 'array', items: relabeling },
           },
         },
       },
@@ -148,65 +131,64 @@ const resources = {
 // The datastores of the optional operators overlay (k8s/overlays/operators): the fields it sets,
 // checked by name and type, and the top of each spec closed, so a misspelt field fails here
 // rather than being ignored by the operator.
-const DATASTORE_SCHEMAS: Record<string, object> = {
+const DATASTORE_SPEC_SCHEMAS: Record<string, object> = {
   'rabbitmq.com/v1beta1/RabbitmqCluster': {
     type: 'object',
-    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    additionalProperties: false,
+    required: ['replicas'],
     properties: {
-      metadata,
-      spec: {
+      replicas: { type: 'integer', minimum: 1 },
+      image: { type: 'string' },
+      resources,
+      persistence: { type: 'object', additionalProperties: false, properties: { storage: { type: 'string' }, storageClassName: { type: 'string' } } },
+      rabbitmq: {
         type: 'object',
         additionalProperties: false,
-        required: ['replicas'],
-        properties: {
-          replicas: { type: 'integer', minimum: 1 },
-          image: { type: 'string' },
-          resources,
-          persistence: { type: 'object', additionalProperties: false, properties: { storage: { type: 'string' }, storageClassName: { type: 'string' } } },
-          rabbitmq: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { additionalConfig: { type: 'string' }, additionalPlugins: { type: 'array', items: { type: 'string' } } },
-          },
-          override: { type: 'object' },
-          affinity: { type: 'object' },
-          tls: { type: 'object' },
-          service: { type: 'object' },
-        },
+        properties: { additionalConfig: { type: 'string' }, additionalPlugins: { type: 'array', items: { type: 'string' } } },
       },
+      override: { type: 'object' },
+      affinity: { type: 'object' },
+      tls: { type: 'object' },
+      service: { type: 'object' },
     },
   },
   'postgresql.cnpg.io/v1/Cluster': {
     type: 'object',
-    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    additionalProperties: false,
+    required: ['instances', 'storage'],
     properties: {
-      metadata,
-      spec: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['instances', 'storage'],
-        properties: {
-          instances: { type: 'integer', minimum: 1 },
-          imageName: { type: 'string' },
-          inheritedMetadata: { type: 'object', additionalProperties: false, properties: { labels: stringMap, annotations: stringMap } },
-          bootstrap: { type: 'object' },
-          postgresql: { type: 'object', additionalProperties: false, properties: { parameters: stringMap, pg_hba: { type: 'array', items: { type: 'string' } } } },
-          resources,
-          storage: { type: 'object', additionalProperties: false, required: ['size'], properties: { size: { type: 'string' }, storageClass: { type: 'string' } } },
-          affinity: { type: 'object', additionalProperties: false, properties: { enablePodAntiAffinity: { type: 'boolean' }, topologyKey: { type: 'string' }, podAntiAffinityType: { enum: ['preferred', 'required'] } } },
-          minSyncReplicas: { type: 'integer' },
-          maxSyncReplicas: { type: 'integer' },
-          primaryUpdateStrategy: { enum: ['unsupervised', 'supervised'] },
-          monitoring: { type: 'object' },
-          backup: { type: 'object' },
-        },
-      },
+      instances: { type: 'integer', minimum: 1 },
+      imageName: { type: 'string' },
+      inheritedMetadata: { type: 'object', additionalProperties: false, properties: { labels: stringMap, annotations: stringMap } },
+      bootstrap: { type: 'object' },
+      postgresql: { type: 'object', additionalProperties: false, properties: { parameters: stringMap, pg_hba: { type: 'array', items: { type: 'string' } } } },
+      resources,
+      storage: { type: 'object', additionalProperties: false, required: ['size'], properties: { size: { type: 'string' }, storageClass: { type: 'string' } } },
+      affinity: { type: 'object', additionalProperties: false, properties: { enablePodAntiAffinity: { type: 'boolean' }, topologyKey: { type: 'string' }, podAntiAffinityType: { enum: ['preferred', 'required'] } } },
+      minSyncReplicas: { type: 'integer' },
+      maxSyncReplicas: { type: 'integer' },
+      primaryUpdateStrategy: { enum: ['unsupervised', 'supervised'] },
+      monitoring: { type: 'object' },
+      backup: { type: 'object' },
     },
   },
 };
 
+/** A custom resource (`<apiVersion>/<kind>`) whose `spec` has the given schema. */
+function resourceSchema(key: string, spec: object): object {
+  const kind = key.slice(key.lastIndexOf('/') + 1);
+  const apiVersion = key.slice(0, key.lastIndexOf('/'));
+  return {
+    type: 'object',
+    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    properties: { apiVersion: { const: apiVersion }, kind: { const: kind }, metadata, spec },
+  };
+}
+
 const ajv = new Ajv({ allErrors: true, strict: false });
-const validators: Record<string, ValidateFunction> = Object.fromEntries(Object.entries({ ...SCHEMAS, ...DATASTORE_SCHEMAS }).map(([key, schema]) => [key, ajv.compile(schema)]));
+const validators: Record<string, ValidateFunction> = Object.fromEntries(
+  Object.entries({ ...SPEC_SCHEMAS, ...DATASTORE_SPEC_SCHEMAS }).map(([key, spec]) => [key, ajv.compile(resourceSchema(key, spec))]),
+);
 
 const describeError = (error: ErrorObject) =>
   `${error.instancePath || '/'} ${error.message ?? 'is invalid'}${error.keyword === 'additionalProperties' ? ` (${String(error.params.additionalProperty)})` : ''}`;
