@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, hash, randomBytes } from 'node:crypto';
 
 /**
  * API keys look like `cca_live_` + 32 base62 characters (~190 random bits). Only their SHA-256
@@ -46,8 +46,9 @@ export function deriveApiKey(secret: Buffer, label: string): NewApiKey {
   return fromRandom(createHmac('sha256', secret).update(label).digest());
 }
 
+/** SHA-256 of the key, hex: what the database stores and looks up (one-shot: no Hash object per request). */
 export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+  return hash('sha256', apiKey, 'hex');
 }
 
 export function apiKeyPrefix(apiKey: string): string {

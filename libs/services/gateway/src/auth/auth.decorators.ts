@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { DECORATORS } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { ApiPrincipal } from '../http/request-context';
+import { routeMetadata } from '../http/route-metadata';
 
 export const PUBLIC_ROUTE = 'cars:public';
 
@@ -26,7 +27,7 @@ export const ApiNoCredentials =
   };
 
 export function isPublicRoute(reflector: Reflector, context: ExecutionContext): boolean {
-  return reflector.getAllAndOverride<boolean | undefined>(PUBLIC_ROUTE, [context.getHandler(), context.getClass()]) === true;
+  return routeMetadata<boolean>(reflector, context, PUBLIC_ROUTE) === true;
 }
 
 /** The authenticated caller of the request (undefined on public routes, or with METERING_ENABLED=false). */

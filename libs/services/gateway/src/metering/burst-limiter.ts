@@ -22,10 +22,14 @@ interface HeldTokens {
   asked: number;
 }
 
-/** How long held tokens may be spent here. */
-const HELD_TOKENS_MS = 100;
+/**
+ * How long held tokens may be spent here. Held tokens already left the shared bucket, so how
+ * long they are held changes no decision of another replica (MAX_BLOCK bounds that); it only
+ * delays when unspent ones go back.
+ */
+const HELD_TOKENS_MS = 1000;
 /** The most tokens one call takes (the script takes more than one only from the bucket's upper half). */
-const MAX_BLOCK = 16;
+const MAX_BLOCK = 32;
 /** Keys whose held tokens are remembered, oldest forgotten first. */
 const MAX_HELD_KEYS = 50000;
 
@@ -118,8 +122,14 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
         return { allowed: true, remaining: held.left + held.tokens, retryAfterMs: 0 };
       }
       // A key whose block was spent before it expired asks for twice as many; one whose block
-      // expired unspent within the last second, for half as many; any other key, for one.
-      const want = !held ? 1 : fresh ? Math.min(held.asked * 2, MAX_BLOCK) : now - held.grantedAt < 1000 ? Math.max(1, held.asked >> 1) : 1;
+      // expired unspent within another hold's time, for half as many; any other key, for one.
+      const want = !held
+        ? 1
+        : fresh
+          ? Math.min(held.asked * 2, MAX_BLOCK)
+          : now - held.grantedAt < 2 * HELD_TOKENS_MS
+            ? Math.max(1, held.asked >> 1)
+            : 1;
       const giveBack = held && !fresh ? held.tokens : 0;
       this.held.delete(bucket);
       try {

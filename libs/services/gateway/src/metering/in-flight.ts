@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { finalize, Observable } from 'rxjs';
 import { tooManyBroadSearches } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
+import { routeMetadata } from '../http/route-metadata';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,7 +24,7 @@ export const IN_FLIGHT_CAPPED = 'cars:in-flight-capped';
 export const InFlightCapped = (): MethodDecorator & ClassDecorator => SetMetadata(IN_FLIGHT_CAPPED, true);
 
 export function isInFlightCapped(reflector: Reflector, context: ExecutionContext): boolean {
-  return reflector.getAllAndOverride<boolean | undefined>(IN_FLIGHT_CAPPED, [context.getHandler(), context.getClass()]) === true;
+  return routeMetadata<boolean>(reflector, context, IN_FLIGHT_CAPPED) === true;
 }
 
 const requestsInFlight = gauge({

@@ -1,5 +1,5 @@
 import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
-import { LeaseBook, LeaseSettings, TakeResult } from './lease-book';
+import { LeaseBook, LeaseSettings, nextBlockSize, TakeResult } from './lease-book';
 
 const SETTINGS: LeaseSettings = { maxUnits: 8, ttlMs: 30000, idleMs: 250, settleMs: 1000, hotMs: 1000 };
 const PERIOD_END = new Date('2026-12-01T00:00:00Z');
@@ -63,6 +63,58 @@ describe('LeaseBook', () => {
     // Nothing written per request: 40 requests, 8 grants, no settlement yet (all 47 units reserved).
     expect(ledger.settlements).toEqual([]);
     expect({ used: ledger.used, reserved: ledger.reserved }).toEqual({ used: 0, reserved: 47 });
+  });
+
+  it('keeps a full block for an account whose blocks last one to two hotMs, and halves it for a slower one', async () => {
+    const { ledger, book, take, ok, advance } = setup(1_000_000);
+    // Ramp up within hotMs: 1, 2, 4, 8.
+    for (let i = 0; i < 15; i += 1) book.give(ok(await take()), true);
+    expect(ledger.grants).toEqual([1, 2, 4, 8]);
+    // Steady: each block of 8 lasts 1.2 × hotMs (a request every 150 ms, well within idleMs).
+    for (let i = 0; i < 24; i += 1) {
+      advance(150);
+      book.give(ok(await take()), true);
+    }
+    expect(ledger.grants).toEqual([1, 2, 4, 8, 8, 8, 8]);
+    // Slower (a request every 240 ms: a block lasts 1.9 s): as large.
+    ledger.grants = [];
+    for (let i = 0; i < 16; i += 1) {
+      advance(240);
+      book.give(ok(await take()), true);
+    }
+    expect(ledger.grants).toEqual([8, 8]);
+    // A request every 300 ms (no tick here, so the lease does not close between requests): the
+    // block of 8 lasts 2.4 s, so the next is 4, which lasts 1.2 s and is kept.
+    ledger.grants = [];
+    for (let i = 0; i < 16; i += 1) {
+      advance(300);
+      book.give(ok(await take()), true);
+    }
+    expect(ledger.grants).toEqual([8, 4, 4]);
+    expect(nextBlockSize(64, 500, SETTINGS)).toBe(8);
+    expect(nextBlockSize(8, 1500, SETTINGS)).toBe(8);
+    expect(nextBlockSize(8, 2500, SETTINGS)).toBe(4);
+    expect(nextBlockSize(1, 5000, SETTINGS)).toBe(1);
+  });
+
+  it("starts a key's new lease at half the block of its lease closed idle within the last minute", async () => {
+    const { ledger, book, take, ok, advance } = setup(1_000_000);
+    for (let i = 0; i < 15; i += 1) book.give(ok(await take()), true);
+    expect(ledger.grants).toEqual([1, 2, 4, 8]);
+    advance(SETTINGS.idleMs);
+    book.tick(); // idle: closed
+    await book.idle();
+    expect(book.size).toBe(0);
+    advance(5000);
+    book.give(ok(await take()), true);
+    expect(ledger.grants).toEqual([1, 2, 4, 8, 4]);
+    // After a minute without the account, from one unit again.
+    advance(SETTINGS.idleMs);
+    book.tick();
+    await book.idle();
+    advance(60_000);
+    book.give(ok(await take()), true);
+    expect(ledger.grants.at(-1)).toBe(1);
   });
 
   it('grants less near the limit and refuses every waiter once no unit is left: exactly the allowance is served', async () => {

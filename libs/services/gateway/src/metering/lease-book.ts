@@ -14,11 +14,19 @@ import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
  *            nothing to settle before a third of its TTL passed, and closes a lease unused for
  *            `idleMs` (spent units settled, the rest given back).
  *
- * Block sizes: 1 unit for a lease's first grant; each further grant asked within `hotMs` of
- * the previous one asks for twice as many, up to `maxUnits`; the ledger grants less near the
- * limit. A lease is used only while its last renewal is younger than ¾ of its TTL, so a
- * gateway that cannot reach the ledger stops spending before another can sweep the lease.
+ * Block sizes (`nextBlockSize`): 1 unit for a lease's first grant (half the last block of the
+ * key's lease if one retired within a minute); a block spent within `hotMs` is followed by one
+ * twice as large (up to `maxUnits`), one spent within 2 × `hotMs` by one as large, a slower one
+ * by one half as large — so a block lasts about one to two `hotMs` at the account's rate here;
+ * the ledger grants less near the limit. A lease is used only while its last renewal is younger
+ * than ¾ of its TTL, so a gateway that cannot reach the ledger stops spending before another can
+ * sweep the lease.
  */
+
+/** How long a retired lease's block size is remembered for the key's next lease. */
+const RECENT_SIZE_MS = 60_000;
+/** Keys whose recent block size is remembered, oldest forgotten first. */
+const MAX_RECENT_SIZES = 50_000;
 
 export interface LeaseLedger {
   grant(request: { leaseId: string; accountId: string; limit: number; want: number; now: Date }): Promise<LeaseGrant>;
@@ -87,6 +95,8 @@ export class LeaseBook {
   /** Leases taken out of the map (closing, expired, swept) with units still in flight or unsettled. */
   private readonly retiring = new Set<Lease>();
   private readonly pending = new Set<Promise<unknown>>();
+  /** The block size of recently retired leases, oldest first: a new lease for the key starts at half of it. */
+  private readonly recentSizes = new Map<string, { size: number; at: number }>();
 
   constructor(
     private readonly ledger: LeaseLedger,
@@ -105,6 +115,7 @@ export class LeaseBook {
     }
     if (!lease) {
       lease = new Lease(key, accountId, limit, periodEnd);
+      lease.size = this.startingSize(key);
       this.leases.set(key, lease);
     }
     lease.lastUseAt = this.clock();
@@ -198,9 +209,7 @@ export class LeaseBook {
     try {
       while (lease.waiters.length > 0 && !lease.retired) {
         const at = this.clock();
-        if (lease.lastGrantAt > 0) {
-          lease.size = at - lease.lastGrantAt < this.settings.hotMs ? Math.min(this.settings.maxUnits, lease.size * 2) : 1;
-        }
+        if (lease.lastGrantAt > 0) lease.size = nextBlockSize(lease.size, at - lease.lastGrantAt, this.settings);
         const want = Math.max(lease.size, lease.waiters.length);
         let granted: LeaseGrant;
         try {
@@ -271,6 +280,7 @@ export class LeaseBook {
     if (this.leases.get(lease.key) === lease) this.leases.delete(lease.key);
     if (lease.retired) return;
     lease.retired = true;
+    this.rememberSize(lease);
     this.retiring.add(lease);
     // Waiters of a retired lease go to its successor.
     for (const waiter of lease.waiters.splice(0)) waiter.reject(new LeaseRetired());
@@ -283,10 +293,44 @@ export class LeaseBook {
     this.retiring.delete(lease);
   }
 
+  /**
+   * A lease's first block: 1 unit, or half the last block of the key's lease retired within
+   * RECENT_SIZE_MS — an account whose traffic pauses (and whose lease closed when idle) does not
+   * climb from one unit again, one wait for the ledger per doubling.
+   */
+  private startingSize(key: string): number {
+    const recent = this.recentSizes.get(key);
+    if (!recent) return 1;
+    this.recentSizes.delete(key);
+    return this.clock() - recent.at < RECENT_SIZE_MS ? Math.max(1, recent.size >> 1) : 1;
+  }
+
+  private rememberSize(lease: Lease): void {
+    if (lease.lastGrantAt === 0) return;
+    const now = this.clock();
+    this.recentSizes.delete(lease.key);
+    this.recentSizes.set(lease.key, { size: lease.size, at: now });
+    for (const [key, recent] of this.recentSizes) {
+      if (now - recent.at < RECENT_SIZE_MS && this.recentSizes.size <= MAX_RECENT_SIZES) break;
+      this.recentSizes.delete(key);
+    }
+  }
+
   private track(work: Promise<void>): void {
     this.pending.add(work);
     void work.finally(() => this.pending.delete(work));
   }
+}
+
+/**
+ * The block a lease asks for next, from the last one's size and how long it lasted: twice as
+ * large if it was spent within `hotMs`, as large within 2 × `hotMs`, half as large otherwise.
+ * (A lease only lives while its account keeps using it: `idleMs` without a request closes it.)
+ */
+export function nextBlockSize(size: number, lastedMs: number, settings: Pick<LeaseSettings, 'hotMs' | 'maxUnits'>): number {
+  if (lastedMs < settings.hotMs) return Math.min(settings.maxUnits, size * 2);
+  if (lastedMs < 2 * settings.hotMs) return Math.min(settings.maxUnits, size);
+  return Math.max(1, size >> 1);
 }
 
 /** A take that waited on a lease which was retired meanwhile: take again (from its successor). */

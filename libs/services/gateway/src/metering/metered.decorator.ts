@@ -1,5 +1,6 @@
 import { ExecutionContext, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { routeMetadata } from '../http/route-metadata';
 
 export const METERED = 'cars:metered';
 
@@ -12,5 +13,5 @@ export const METERED = 'cars:metered';
 export const Metered = (): MethodDecorator & ClassDecorator => SetMetadata(METERED, true);
 
 export function isMetered(reflector: Reflector, context: ExecutionContext): boolean {
-  return reflector.getAllAndOverride<boolean | undefined>(METERED, [context.getHandler(), context.getClass()]) === true;
+  return routeMetadata<boolean>(reflector, context, METERED) === true;
 }

@@ -1,5 +1,6 @@
 import { ExecutionContext, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { routeMetadata } from '../http/route-metadata';
 
 export const PAID_PLAN = 'cars:paid-plan';
 
@@ -22,5 +23,5 @@ export const RequiresPaidPlan = (
   SetMetadata(PAID_PLAN, { feature, verifiedEmail: options.verifiedEmail ?? false } satisfies PaidPlanRequirement);
 
 export function paidPlanRequirement(reflector: Reflector, context: ExecutionContext): PaidPlanRequirement | undefined {
-  return reflector.getAllAndOverride<PaidPlanRequirement | undefined>(PAID_PLAN, [context.getHandler(), context.getClass()]);
+  return routeMetadata<PaidPlanRequirement>(reflector, context, PAID_PLAN);
 }
