@@ -22,7 +22,7 @@ export class McpRequestUsage {
   }
 
   /** One unit for a counted call, or the 429 of an exhausted allowance (503 if the ledger is down). */
-  reserve(principal: ApiPrincipal, now: Date): Promise<MeterTicket> {
+  reserve(principal: ApiPrincipal, now: Date): MeterTicket | Promise<MeterTicket> {
     return this.meter.reserve(principal, now);
   }
 

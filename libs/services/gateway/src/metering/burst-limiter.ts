@@ -101,9 +101,21 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
     await redis.quit().catch(() => redis.disconnect());
   }
 
-  /** Takes one token from the key's bucket. */
-  take(keyId: string): Promise<BurstDecision> {
-    return this.takeFrom(keyId, { ratePerSecond: this.config.burstRatePerSecond, capacity: this.config.burstCapacity });
+  /**
+   * Takes one token from the key's bucket: at once (no promise) when this gateway holds one of
+   * the key's tokens, else from Redis.
+   */
+  take(keyId: string): BurstDecision | Promise<BurstDecision> {
+    return this.takeHeld(keyId) ?? this.takeFrom(keyId, { ratePerSecond: this.config.burstRatePerSecond, capacity: this.config.burstCapacity });
+  }
+
+  /** A token of the bucket's block held here and still fresh, or undefined. */
+  private takeHeld(bucket: string): BurstDecision | undefined {
+    if (!this.redis) return undefined;
+    const held = this.held.get(bucket);
+    if (!held || held.tokens <= 0 || Date.now() - held.grantedAt >= HELD_TOKENS_MS) return undefined;
+    held.tokens -= 1;
+    return { allowed: true, remaining: held.left + held.tokens, retryAfterMs: 0 };
   }
 
   /**
@@ -114,13 +126,11 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
   async takeFrom(bucket: string, limit: BucketLimit): Promise<BurstDecision> {
     const redis = this.redis;
     if (redis) {
+      const fromBlock = this.takeHeld(bucket);
+      if (fromBlock) return fromBlock;
       const now = Date.now();
       const held = this.held.get(bucket);
       const fresh = held !== undefined && now - held.grantedAt < HELD_TOKENS_MS;
-      if (held && fresh && held.tokens > 0) {
-        held.tokens -= 1;
-        return { allowed: true, remaining: held.left + held.tokens, retryAfterMs: 0 };
-      }
       // A key whose block was spent before it expired asks for twice as many; one whose block
       // expired unspent within another hold's time, for half as many; any other key, for one.
       const want = !held

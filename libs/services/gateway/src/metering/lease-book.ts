@@ -128,6 +128,18 @@ export class LeaseBook {
     });
   }
 
+  /**
+   * A unit of the account's lease here, without waiting: null when none is free now (no lease,
+   * its units taken, or it may no longer be spent) — then `take`, which asks the ledger.
+   */
+  takeNow(accountId: string, period: string, limit: number): TakeResult | null {
+    const lease = this.leases.get(`${accountId}|${period}|${limit}`);
+    if (!lease || lease.waiters.length > 0) return null;
+    const served = this.serve(lease, period);
+    if (served) lease.lastUseAt = this.clock();
+    return served;
+  }
+
   /** The request's unit: spent (it counts) or back in its lease for the next request. */
   give(take: LeaseTake, counted: boolean): void {
     const lease = take.lease;

@@ -79,28 +79,37 @@ export class RequestAdmission {
     const http = context.switchToHttp();
     const now = this.config.now();
     const plan = effectivePlan(principal, now);
+    // Both are answered at once (no promise) when this gateway holds the key's burst tokens and
+    // the account's units — nearly every request of a busy key.
     const burst = this.burst.take(bucket.id);
     const requirement = paidPlanRequirement(this.reflector, context);
     const planError = requirement ? accountRequirementError(principal, requirement, now) : null;
-    const reserved: Promise<Reserved> | null =
-      planError || !isMetered(this.reflector, context)
-        ? null
-        : this.meter.reserve(principal, now).then(
-            (ticket) => ({ ok: true as const, ticket }),
-            (error: unknown) => ({ ok: false as const, error }),
-          );
+    const reserved = planError || !isMetered(this.reflector, context) ? null : settledOrCaught(this.meter.reserve(principal, now));
 
-    const allowed = await burst;
+    const allowed = burst instanceof Promise ? await burst : burst;
     if (!allowed.allowed) {
-      void reserved?.then((r) => r.ok && this.meter.settle(r.ticket, false));
+      if (reserved) void Promise.resolve(reserved).then((r) => r.ok && this.meter.settle(r.ticket, false));
       allowanceRejections.inc({ cause: 'burst' });
       throw burstLimitExceeded(plan, this.config.burstRatePerSecond, this.config.burstCapacity, allowed.retryAfterMs, bucket.per);
     }
     if (planError) throw planError;
     if (reserved) {
-      const result = await reserved;
+      const result = reserved instanceof Promise ? await reserved : reserved;
       if (!result.ok) throw result.error;
       this.meter.track(request, http.getResponse<FastifyReply>(), result.ticket);
     }
   }
+}
+
+/**
+ * A reservation as a result to read after the burst check: at once when the unit was taken at
+ * once, else a promise that does not reject (the burst 429 comes first, and a refused or failed
+ * reservation must not be an unhandled rejection meanwhile).
+ */
+function settledOrCaught(ticket: MeterTicket | Promise<MeterTicket>): Reserved | Promise<Reserved> {
+  if (!(ticket instanceof Promise)) return { ok: true, ticket };
+  return ticket.then(
+    (t) => ({ ok: true as const, ticket: t }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 }
