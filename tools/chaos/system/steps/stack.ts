@@ -72,6 +72,10 @@ export class Stack {
         REDIS_KEY_PREFIX: `cars-chaos-${drill.id}:`,
         BURST_RATE_PER_SECOND: String(Math.max(100, API_RATE * 4)),
         BURST_CAPACITY: String(Math.max(1000, API_RATE * 20)),
+        // The drill's API load is one account at API_RATE: on a slower machine more than the
+        // default 4 of its requests are in flight at once, and the per-account cap (a guard
+        // against one tenant's expensive queries) would refuse the drill outside any fault.
+        GATEWAY_MAX_IN_FLIGHT_PER_ACCOUNT: String(Math.max(64, API_RATE)),
         METERING_POOL_SIZE: '4',
       },
       query: drill.readDatabaseUrl ? { READ_DATABASE_URL: drill.readDatabaseUrl } : {},
