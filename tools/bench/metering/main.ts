@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { ChildProcess, spawn } from 'node:child_process';
 import { freePort } from '@cars/runtime';
 import { summarize } from '../common/latency';
+import { CpuTally, pidsNamed } from '../common/cpu';
 import { booleanFlag, commandLine, integerFlag, parseFlags } from '../common/args';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -153,7 +154,7 @@ async function concurrent(origin: string, keys: string[], options: Options) {
       client.setHeaders({ authorization: `Bearer ${keys[next++ % keys.length]}` });
     },
   });
-  return { rps: result.requests.average, ok: result['2xx'], p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+  return { rps: result.requests.average, total: result.requests.total, ok: result['2xx'], p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
 }
 
 type LoadRun = Awaited<ReturnType<typeof concurrent>>;
@@ -166,7 +167,19 @@ const LOAD_WARMUP_SECONDS = 2;
  * after a warm-up of each under the same load (the sequential phase warms one connection only).
  * The metered warm-up's 2xx are returned too: the ledger counts them.
  */
-async function pairedLoad(on: string, off: string, keys: string[], options: Options): Promise<{ rounds: { on: LoadRun; off: LoadRun }[]; warmupOk: number }> {
+async function pairedLoad(
+  on: string,
+  off: string,
+  keys: string[],
+  options: Options,
+  cpu: { on: CpuTally; off: CpuTally },
+): Promise<{ rounds: { on: LoadRun; off: LoadRun }[]; warmupOk: number }> {
+  const measured = async (side: 'on' | 'off') => {
+    await cpu[side].start();
+    const run = await concurrent(side === 'on' ? on : off, keys, options);
+    await cpu[side].stop();
+    return run;
+  };
   log(`concurrent warm-up: ${options.concurrency} connections for ${LOAD_WARMUP_SECONDS} s against each`);
   const warmup = { ...options, duration: LOAD_WARMUP_SECONDS };
   const warmupOk = (await concurrent(on, keys, warmup)).ok;
@@ -175,11 +188,11 @@ async function pairedLoad(on: string, off: string, keys: string[], options: Opti
   for (let round = 0; round < options.rounds; round += 1) {
     log(`concurrent round ${round + 1}/${options.rounds}: ${options.concurrency} connections for ${options.duration} s against each`);
     if (round % 2 === 0) {
-      const a = await concurrent(on, keys, options);
-      rounds.push({ on: a, off: await concurrent(off, keys, options) });
+      const a = await measured('on');
+      rounds.push({ on: a, off: await measured('off') });
     } else {
-      const b = await concurrent(off, keys, options);
-      rounds.push({ off: b, on: await concurrent(on, keys, options) });
+      const b = await measured('off');
+      rounds.push({ off: b, on: await measured('on') });
     }
   }
   return { rounds, warmupOk };
@@ -293,6 +306,7 @@ function report(
   rounds: { on: LoadRun; off: LoadRun }[],
   ledger: Awaited<ReturnType<typeof checkLedger>>,
   loadLedger: Awaited<ReturnType<typeof checkLoadLedger>>,
+  cpu: { on: CpuTally; off: CpuTally },
 ): number {
   const { usage, counted, ledgerOk } = ledger;
   const a = summarize(samples.on);
@@ -317,6 +331,15 @@ function report(
     );
   });
   console.log(`  all rounds: on ${total('on').toFixed(0)} / off ${total('off').toFixed(0)} req/s summed = ${ratio.toFixed(2)}× (target ≥ ${TARGET_RATIO})`);
+  const perRequest = (side: 'on' | 'off') => cpu[side].perUnit(rounds.reduce((sum, r) => sum + r[side].total, 0));
+  const [cpuOn, cpuOff] = [perRequest('on'), perRequest('off')];
+  const cpuLine = (side: Record<string, number>) =>
+    Object.entries(side)
+      .map(([group, us]) => `${group} ${us.toFixed(0)}`)
+      .join(', ');
+  console.log(`  CPU per request (µs, /proc, all rounds): on: ${cpuLine(cpuOn)}`);
+  console.log(`                                          off: ${cpuLine(cpuOff)}`);
+  console.log(`                                          on − off: gateway ${(cpuOn.gateway - cpuOff.gateway).toFixed(0)}, total ${(cpuOn.total - cpuOff.total).toFixed(0)}`);
   console.log(`ledger: used ${usage.used}, reserved ${usage.reserved} after the sequential phase (expected ${counted}, 0): ${ledgerOk ? 'exact' : 'WRONG'}`);
   console.log(
     `ledger under load: used ${loadLedger.used}, reserved ${loadLedger.reserved}; 2xx received ${loadLedger.received} (warm-up included)` +
@@ -348,9 +371,19 @@ async function main(): Promise<number> {
 
     const samples = await sequential(on, off, options);
     const ledger = await checkLedger(db, accountId, options);
-    const load = await pairedLoad(on.origin, off.origin, loadKeys, options);
+    const [query, onGateway, offGateway] = apps.map((app) => app.pid!);
+    const groups = (gateway: number) => async () => ({
+      gateway: [gateway],
+      query: [query],
+      postgres: pidsNamed('postgres'),
+      rabbitmq: pidsNamed('beam.smp'),
+      redis: pidsNamed('redis-server'),
+      autocannon: [process.pid],
+    });
+    const cpu = { on: new CpuTally(groups(onGateway)), off: new CpuTally(groups(offGateway)) };
+    const load = await pairedLoad(on.origin, off.origin, loadKeys, options, cpu);
     const loadLedger = await checkLoadLedger(db, loadAccounts, load, options);
-    return report(options, samples, load.rounds, ledger, loadLedger);
+    return report(options, samples, load.rounds, ledger, loadLedger, cpu);
   } finally {
     for (const client of clients) await client.close();
     for (const app of apps) await stopApp(app);
