@@ -16,11 +16,10 @@ export class MeteringHooks implements OnModuleInit {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
     // Hooks added before the server is ready apply to every route.
-    // A callback hook, not an async one: no promise per response.
-    fastify.addHook('onSend', (request, reply, payload, done) => {
+    fastify.addHook('onSend', async (request, reply, payload) => {
       const ticket = request.meterTicket;
       if (ticket) void reply.headers(ticketHeaders(ticket, reply.statusCode));
-      done(null, payload);
+      return payload;
     });
   }
 }
