@@ -1,4 +1,4 @@
-import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, SetMetadata } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor, OnModuleDestroy, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { gauge } from '@cars/metrics';
 import type { FastifyRequest } from 'fastify';
@@ -27,9 +27,17 @@ export function isInFlightCapped(reflector: Reflector, context: ExecutionContext
   return routeMetadata<boolean>(reflector, context, IN_FLIGHT_CAPPED) === true;
 }
 
-const requestsInFlight = gauge({
+/** The limiters of this process (one per gateway app), read when the gauge is scraped. */
+const limiters = new Set<InFlightLimiter>();
+
+gauge({
   name: 'gateway_account_requests_in_flight',
   help: 'Requests of accounts in flight on in-flight-capped routes (the per-account cap counts these), all accounts together.',
+  collect() {
+    let total = 0;
+    for (const limiter of limiters) total += limiter.total;
+    this.set(total);
+  },
 });
 
 /**
@@ -100,11 +108,19 @@ interface BroadSearchLane {
  * replicas allow N × the cap; the burst limit, shared in Redis, still bounds the rate).
  */
 @Injectable()
-export class InFlightLimiter {
+export class InFlightLimiter implements OnModuleDestroy {
   private readonly counts = new Map<string, number>();
   private readonly broadSearches = new Map<string, number>();
+  /** Requests in flight, all accounts together (the gauge, read when scraped). */
+  total = 0;
 
-  constructor(@Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig) {}
+  constructor(@Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig) {
+    limiters.add(this);
+  }
+
+  onModuleDestroy(): void {
+    limiters.delete(this);
+  }
 
   get limit(): number {
     return this.config.maxInFlightPerAccount;
@@ -115,11 +131,11 @@ export class InFlightLimiter {
     const count = this.counts.get(accountId) ?? 0;
     if (count >= this.limit) return null;
     this.counts.set(accountId, count + 1);
-    requestsInFlight.inc();
+    this.total += 1;
     return new InFlightSlot(
       () => {
         decrement(this.counts, accountId);
-        requestsInFlight.dec();
+        this.total -= 1;
       },
       {
         enter: () => {
