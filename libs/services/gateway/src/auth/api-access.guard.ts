@@ -1,5 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import type { KeyHolderRecord } from '@cars/accounts';
 import { ServiceUnavailableError } from '@cars/messaging';
 import type { FastifyRequest } from 'fastify';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from '../metering/api-access.config';
@@ -27,7 +28,8 @@ export class ApiAccessGuard implements CanActivate {
     @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** At once (no promise) when the key's principal is cached and admission needs no round trip. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (!this.config.enabled || context.getType() !== 'http') return true;
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     if (isPublicRoute(this.reflector, context)) return true;
@@ -37,11 +39,19 @@ export class ApiAccessGuard implements CanActivate {
     if (authorizationHeaderCount(request.raw.rawHeaders) > 1) throw ambiguousApiKey();
     const token = BEARER.exec(header)?.[1];
     if (!token) throw invalidApiKey();
-    const principal = await this.authenticator.authenticate(token).catch((error: unknown) => {
-      throw new ServiceUnavailableError('authentication', error);
-    });
+    const principal = this.authenticator.authenticate(token);
+    if (!(principal instanceof Promise)) return this.admitted(context, principal);
+    return principal.then(
+      (holder) => this.admitted(context, holder),
+      (error: unknown) => {
+        throw new ServiceUnavailableError('authentication', error);
+      },
+    );
+  }
+
+  private admitted(context: ExecutionContext, principal: KeyHolderRecord | null): true | Promise<true> {
     if (!principal) throw invalidApiKey();
-    await this.admission.admit(context, principal, { id: principal.keyId, per: 'API key' });
-    return true;
+    const admitted = this.admission.admit(context, principal, { id: principal.keyId, per: 'API key' });
+    return admitted instanceof Promise ? admitted.then(() => true) : true;
   }
 }

@@ -27,8 +27,11 @@ export class ApiKeyAuthenticator {
     @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
   ) {}
 
-  /** The principal of an active key, or null for anything else. */
-  async authenticate(apiKey: string): Promise<KeyHolderRecord | null> {
+  /**
+   * The principal of an active key, or null for anything else: at once (no promise) when the
+   * cache holds the answer — nearly every request — else once the database has answered.
+   */
+  authenticate(apiKey: string): KeyHolderRecord | null | Promise<KeyHolderRecord | null> {
     if (!isWellFormedApiKey(apiKey)) return null;
     const keyHash = hashApiKey(apiKey);
     const cached = this.cache.get(keyHash);

@@ -6,7 +6,7 @@ import { countsAsUsage, MeterTicket, ticketHeaders, UsageMeter } from '../meteri
  * The monthly allowance of one `POST /mcp`: each counted tool call in it reserves a unit, and
  * every unit is settled when the HTTP response closes — committed if the call's outcome counts
  * (as the REST route's status would: 2xx or 404) and the response was delivered, released
- * otherwise (invalid input, 403, 429, 5xx, client gone). The same rules as `UsageMeter.track`,
+ * otherwise (invalid input, 403, 429, 5xx, client gone). The same rules as a REST route's unit (`RequestAdmission`),
  * per tool call instead of per HTTP response, since one response carries every call's result.
  */
 export class McpRequestUsage {

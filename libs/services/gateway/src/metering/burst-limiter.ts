@@ -5,7 +5,7 @@ import { BurstDecision, LocalTokenBuckets, TOKEN_BUCKET_LUA } from './token-buck
 import { errorMessage } from '@cars/contracts';
 
 interface BucketRedis extends Redis {
-  takeToken(key: string, ratePerSecond: number, capacity: number, want: number, giveBack: number): Promise<[number, number, number]>;
+  takeToken(key: string, ratePerSecond: number, capacity: number, want: number, giveBack: number, ahead?: 1): Promise<[number, number, number]>;
 }
 
 /**
@@ -20,6 +20,8 @@ interface HeldTokens {
   grantedAt: number;
   /** How many the grant asked for: a key that spends its block in time asks for twice as many next. */
   asked: number;
+  /** A call for the next block is on its way (taken ahead, while half of this one is left). */
+  refilling?: boolean;
 }
 
 /**
@@ -46,9 +48,10 @@ const WARN_EVERY_MS = 30000;
  * The burst limit of every authenticated route: one token bucket per API key, kept in Redis so
  * all gateway replicas share it (one atomic Lua script per request — or, for a key busy on this
  * gateway, per block of up to MAX_BLOCK tokens taken from the bucket's upper half and spent here
- * within HELD_TOKENS_MS; unspent ones go back at the key's next call. At most MAX_BLOCK − 1 tokens
- * of a key are held per gateway, and only while the bucket is more than half full, so near the
- * limit every request asks Redis and replicas share the last tokens exactly).
+ * within HELD_TOKENS_MS; unspent ones go back at the key's next call. The next block is taken
+ * once half of one is spent (`takeAhead`). At most MAX_BLOCK / 2 + MAX_BLOCK tokens of a key
+ * are held per gateway, and only while the bucket is more than half full, so near the limit
+ * every request asks Redis and replicas share the last tokens exactly).
  *
  * When Redis is unreachable or slow (REDIS_TIMEOUT_MS), the limiter fails open to per-process
  * buckets with a throttled warning: each replica then enforces the limit on its own share of
@@ -106,16 +109,48 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
    * the key's tokens, else from Redis.
    */
   take(keyId: string): BurstDecision | Promise<BurstDecision> {
-    return this.takeHeld(keyId) ?? this.takeFrom(keyId, { ratePerSecond: this.config.burstRatePerSecond, capacity: this.config.burstCapacity });
+    const limit = { ratePerSecond: this.config.burstRatePerSecond, capacity: this.config.burstCapacity };
+    return this.takeHeld(keyId, limit) ?? this.takeFrom(keyId, limit);
   }
 
-  /** A token of the bucket's block held here and still fresh, or undefined. */
-  private takeHeld(bucket: string): BurstDecision | undefined {
+  /**
+   * A token of the bucket's block held here and still fresh, or undefined. Once half of the block
+   * is spent, the next block is asked for in the background, so a busy key's requests keep
+   * finding a token here instead of waiting for Redis at the end of every block.
+   */
+  private takeHeld(bucket: string, limit: BucketLimit): BurstDecision | undefined {
     if (!this.redis) return undefined;
     const held = this.held.get(bucket);
-    if (!held || held.tokens <= 0 || Date.now() - held.grantedAt >= HELD_TOKENS_MS) return undefined;
+    const now = Date.now();
+    if (!held || held.tokens <= 0 || now - held.grantedAt >= HELD_TOKENS_MS) return undefined;
     held.tokens -= 1;
+    // Half the block spent within half its hold time: the key is busy here.
+    if (held.tokens * 2 <= held.asked && !held.refilling && now - held.grantedAt < HELD_TOKENS_MS / 2) this.takeAhead(bucket, limit, held);
     return { allowed: true, remaining: held.left + held.tokens, retryAfterMs: 0 };
+  }
+
+  /**
+   * The next block, taken while `held` still has tokens: twice as large, and only from the
+   * bucket's upper half (none when it is below: near the limit, tokens are never taken ahead of a
+   * request, and replicas keep sharing the last ones exactly). Whatever the answer, the held
+   * tokens are spent, and the request that finds none asks Redis itself.
+   */
+  private takeAhead(bucket: string, limit: BucketLimit, held: HeldTokens): void {
+    const redis = this.redis;
+    if (!redis) return;
+    held.refilling = true;
+    const want = Math.min(held.asked * 2, MAX_BLOCK);
+    redis
+      .takeToken(`${this.config.redisKeyPrefix}burst:${bucket}`, limit.ratePerSecond, limit.capacity, want, 0, 1)
+      .then(
+        ([taken, left]) => {
+          if (taken >= 1) this.hold(bucket, { tokens: taken, left, grantedAt: Date.now(), asked: want });
+        },
+        (error: unknown) => this.warnUnavailable(error),
+      )
+      .finally(() => {
+        held.refilling = false;
+      });
   }
 
   /**
@@ -126,7 +161,7 @@ export class BurstLimiter implements OnModuleInit, OnApplicationShutdown {
   async takeFrom(bucket: string, limit: BucketLimit): Promise<BurstDecision> {
     const redis = this.redis;
     if (redis) {
-      const fromBlock = this.takeHeld(bucket);
+      const fromBlock = this.takeHeld(bucket, limit);
       if (fromBlock) return fromBlock;
       const now = Date.now();
       const held = this.held.get(bucket);

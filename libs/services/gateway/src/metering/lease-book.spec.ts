@@ -52,10 +52,52 @@ function setup(limit = 1000, settings: LeaseSettings = SETTINGS) {
     if (!r.ok) throw new Error('refused');
     return r.take;
   };
-  return { ledger, book, take, ok, errors, advance: (ms: number) => (now += ms) };
+  /** As a request does: a unit at once if the lease has one (null otherwise), else `take`. */
+  const takeNow = () => book.takeNow('acc', '2026-11-01', limit, new Date(now));
+  return { ledger, book, take, takeNow, ok, errors, advance: (ms: number) => (now += ms) };
 }
 
 describe('LeaseBook', () => {
+  it('asks for the next block once half of a busy lease is spent: requests keep finding units without waiting', async () => {
+    const { ledger, book, take, takeNow, ok, advance } = setup(1_000_000);
+    book.give(ok(await take()), true); // the lease's first unit: a wait for the ledger
+    let waited = 0;
+    for (let i = 0; i < 60; i += 1) {
+      advance(10);
+      const now = takeNow();
+      if (now?.ok) book.give(now.take, true);
+      else {
+        waited += 1;
+        book.give(ok(await take()), true);
+      }
+      await book.idle(); // the early grant lands before the next request, as it does at 10 ms apart
+    }
+    // Only the second request waits: the lease's first block was its one unit, spent by the first.
+    expect(waited).toBe(1);
+    expect(ledger.grants.slice(0, 4)).toEqual([1, 2, 4, 8]);
+    expect(ledger.grants.slice(4).every((n) => n === 8)).toBe(true);
+    // Held and unspent: never more than half a block plus the next block.
+    expect(ledger.reserved - 61).toBeLessThanOrEqual(8 + 4);
+  });
+
+  it('spends what it holds when an early grant is refused, and refuses a request only when nothing is left', async () => {
+    const { ledger, book, take, takeNow, ok } = setup(12);
+    for (let i = 0; i < 3; i += 1) book.give(ok(await take()), true); // grants 1, then 2: 3 units, all spent
+    await book.idle();
+    let served = 3;
+    for (;;) {
+      const now = takeNow();
+      const result = now ?? (await take());
+      if (!result.ok) break;
+      book.give(result.take, true);
+      served += 1;
+      await book.idle();
+    }
+    expect(served).toBe(12);
+    // Every unit of the allowance was served, none twice: all 12 are reserved (spent, not yet settled).
+    expect({ used: ledger.used, reserved: ledger.reserved }).toEqual({ used: 0, reserved: 12 });
+  });
+
   it('asks for 1 unit first, then twice as many per grant while grants come within hotMs, up to maxUnits', async () => {
     const { ledger, book, take, ok } = setup();
     for (let i = 0; i < 40; i += 1) book.give(ok(await take()), true);

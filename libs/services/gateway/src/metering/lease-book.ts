@@ -132,12 +132,26 @@ export class LeaseBook {
    * A unit of the account's lease here, without waiting: null when none is free now (no lease,
    * its units taken, or it may no longer be spent) — then `take`, which asks the ledger.
    */
-  takeNow(accountId: string, period: string, limit: number): TakeResult | null {
+  takeNow(accountId: string, period: string, limit: number, now: Date): TakeResult | null {
     const lease = this.leases.get(`${accountId}|${period}|${limit}`);
     if (!lease || lease.waiters.length > 0) return null;
     const served = this.serve(lease, period);
-    if (served) lease.lastUseAt = this.clock();
+    if (served) {
+      lease.lastUseAt = this.clock();
+      this.grantAhead(lease, period, now);
+    }
     return served;
+  }
+
+  /**
+   * Asks for the next block while half of the current one is still free, so that a busy
+   * account's requests keep finding units here instead of waiting for the ledger at the end of
+   * every block. A refused or failed early grant changes nothing: the lease spends what it holds,
+   * and the request that finds it empty asks (and waits) as before.
+   */
+  private grantAhead(lease: Lease, period: string, now: Date): void {
+    if (lease.granting || lease.lastGrantAt === 0 || lease.available * 2 > lease.size) return;
+    this.track(this.grant(lease, period, now, true));
   }
 
   /** The request's unit: spent (it counts) or back in its lease for the next request. */
@@ -216,10 +230,13 @@ export class LeaseBook {
     }
   }
 
-  private async grant(lease: Lease, period: string, now: Date): Promise<void> {
+  /** Grants blocks while requests wait (`ahead`: at least one, waited for or not). */
+  private async grant(lease: Lease, period: string, now: Date, ahead = false): Promise<void> {
     lease.granting = true;
     try {
-      while (lease.waiters.length > 0 && !lease.retired) {
+      while ((ahead || lease.waiters.length > 0) && !lease.retired) {
+        const early = ahead && lease.waiters.length === 0;
+        ahead = false;
         const at = this.clock();
         if (lease.lastGrantAt > 0) lease.size = nextBlockSize(lease.size, at - lease.lastGrantAt, this.settings);
         const want = Math.max(lease.size, lease.waiters.length);
@@ -227,10 +244,14 @@ export class LeaseBook {
         try {
           granted = await this.ledger.grant({ leaseId: lease.id, accountId: lease.accountId, limit: lease.limit, want: Math.min(want, this.settings.maxUnits), now });
         } catch (error) {
+          if (early && lease.waiters.length === 0) this.onError('grant ahead', error);
           for (const waiter of lease.waiters.splice(0)) waiter.reject(error);
           return;
         }
         if (!granted.ok) {
+          // Refused: the allowance has no room. Units still free here are served first; a
+          // waiter is refused only when none is left.
+          this.drain(lease, period);
           for (const waiter of lease.waiters.splice(0)) waiter.resolve({ ok: false, limit: granted.limit, periodEnd: granted.periodEnd });
           return;
         }

@@ -16,10 +16,11 @@ export class MeteringHooks implements OnModuleInit {
     const fastify = this.adapterHost.httpAdapter?.getInstance<FastifyInstance>();
     if (!fastify) return;
     // Hooks added before the server is ready apply to every route.
-    fastify.addHook('onSend', async (request, reply, payload) => {
+    // A callback hook, not an async one: no promise per response.
+    fastify.addHook('onSend', (request, reply, payload, done) => {
       const ticket = request.meterTicket;
       if (ticket) void reply.headers(ticketHeaders(ticket, reply.statusCode));
-      return payload;
+      done(null, payload);
     });
   }
 }

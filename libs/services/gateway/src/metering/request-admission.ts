@@ -6,11 +6,12 @@ import type { ApiPrincipal } from '../http/request-context';
 import { allowanceRejections } from '../metrics/gateway.metrics';
 import { accountRequirementError, burstLimitExceeded, tooManyInFlight } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
-import { BurstLimiter } from './burst-limiter';
 import { InFlightLimiter, isInFlightCapped } from './in-flight';
 import { isMetered } from './metered.decorator';
 import { paidPlanRequirement } from './paid-plan.decorator';
-import { MeterTicket, UsageMeter } from './usage-meter';
+import { BurstLimiter } from './burst-limiter';
+import type { BurstDecision } from './token-bucket';
+import { countsAsUsage, MeterTicket, UsageMeter } from './usage-meter';
 import '../http/request-context';
 
 type Reserved = { ok: true; ticket: MeterTicket } | { ok: false; error: unknown };
@@ -31,7 +32,7 @@ export interface BurstBucket {
  * reserves no unit.
  * On a `@Metered()` route the monthly unit is reserved concurrently with the burst check (one round
  * trip of waiting instead of two) and given back if the burst limit refuses; the response settles
- * it (`UsageMeter.track`). Validation runs after guards, so a 400 holds a unit for the moment it
+ * it (`whenClosed`). Validation runs after guards, so a 400 holds a unit for the moment it
  * takes and then releases it.
  */
 @Injectable()
@@ -44,24 +45,35 @@ export class RequestAdmission {
     @Inject(API_ACCESS_CONFIG) private readonly config: ApiAccessConfig,
   ) {}
 
-  async admit(context: ExecutionContext, principal: ApiPrincipal, bucket: BurstBucket): Promise<void> {
+  /** At once (no promise) when the key's burst tokens and the account's units are held here. */
+  admit(context: ExecutionContext, principal: ApiPrincipal, bucket: BurstBucket): void | Promise<void> {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
     request.principal = principal;
-    const slot = this.takePlace(context, principal, request, http.getResponse<FastifyReply>());
+    const slot = this.takePlace(context, principal, request);
+    let admitted: void | Promise<void>;
     try {
-      await this.admitInPlace(context, principal, bucket, request);
+      admitted = this.admitInPlace(context, principal, bucket, request);
     } catch (error) {
       slot?.release();
       throw error;
     }
+    if (!(admitted instanceof Promise)) return this.whenClosed(request, reply);
+    return admitted.then(
+      () => this.whenClosed(request, reply),
+      (error: unknown) => {
+        slot?.release();
+        throw error;
+      },
+    );
   }
 
   /**
    * A place among the account's requests in flight on a capped route (429 at the cap), given back
    * when the response closes and the handler's work has ended (`InFlightWork`).
    */
-  private takePlace(context: ExecutionContext, principal: ApiPrincipal, request: FastifyRequest, reply: FastifyReply) {
+  private takePlace(context: ExecutionContext, principal: ApiPrincipal, request: FastifyRequest) {
     if (this.inFlight.limit === 0 || !isInFlightCapped(this.reflector, context)) return undefined;
     const slot = this.inFlight.acquire(principal.accountId);
     if (!slot) {
@@ -69,14 +81,27 @@ export class RequestAdmission {
       throw tooManyInFlight(this.inFlight.limit);
     }
     request.inFlightSlot = slot;
-    // The client may be gone already: 'close' would not come again.
-    if (reply.raw.destroyed || request.raw.socket?.destroyed) slot.responseClosed();
-    else reply.raw.once('close', () => slot.responseClosed());
     return slot;
   }
 
-  private async admitInPlace(context: ExecutionContext, principal: ApiPrincipal, bucket: BurstBucket, request: FastifyRequest): Promise<void> {
-    const http = context.switchToHttp();
+  /**
+   * Once admitted, what the request holds — its place in flight, its unit — is given back by one
+   * listener when the response closes; at once if the client is gone already ('close' would not
+   * come again).
+   */
+  private whenClosed(request: FastifyRequest, reply: FastifyReply): void {
+    const slot = request.inFlightSlot;
+    const ticket = request.meterTicket;
+    if (!slot && !ticket) return;
+    const closed = () => {
+      slot?.responseClosed();
+      if (ticket) this.meter.settle(ticket, reply.raw.writableFinished && countsAsUsage(reply.statusCode));
+    };
+    if (reply.raw.destroyed || request.raw.socket?.destroyed) closed();
+    else reply.raw.once('close', closed);
+  }
+
+  private admitInPlace(context: ExecutionContext, principal: ApiPrincipal, bucket: BurstBucket, request: FastifyRequest): void | Promise<void> {
     const now = this.config.now();
     const plan = effectivePlan(principal, now);
     // Both are answered at once (no promise) when this gateway holds the key's burst tokens and
@@ -85,19 +110,25 @@ export class RequestAdmission {
     const requirement = paidPlanRequirement(this.reflector, context);
     const planError = requirement ? accountRequirementError(principal, requirement, now) : null;
     const reserved = planError || !isMetered(this.reflector, context) ? null : settledOrCaught(this.meter.reserve(principal, now));
-
-    const allowed = burst instanceof Promise ? await burst : burst;
-    if (!allowed.allowed) {
-      if (reserved) void Promise.resolve(reserved).then((r) => r.ok && this.meter.settle(r.ticket, false));
-      allowanceRejections.inc({ cause: 'burst' });
-      throw burstLimitExceeded(plan, this.config.burstRatePerSecond, this.config.burstCapacity, allowed.retryAfterMs, bucket.per);
-    }
-    if (planError) throw planError;
-    if (reserved) {
-      const result = reserved instanceof Promise ? await reserved : reserved;
-      if (!result.ok) throw result.error;
-      this.meter.track(request, http.getResponse<FastifyReply>(), result.ticket);
-    }
+    const decide = (allowed: BurstDecision, result: Reserved | null): void => {
+      if (!allowed.allowed) {
+        if (result?.ok) this.meter.settle(result.ticket, false);
+        allowanceRejections.inc({ cause: 'burst' });
+        throw burstLimitExceeded(plan, this.config.burstRatePerSecond, this.config.burstCapacity, allowed.retryAfterMs, bucket.per);
+      }
+      if (planError) throw planError;
+      if (result && !result.ok) throw result.error;
+      if (result) request.meterTicket = result.ticket;
+    };
+    if (!(burst instanceof Promise) && !(reserved instanceof Promise)) return decide(burst, reserved);
+    // The burst answer decides first: a refused request gives its unit back as soon as it has one.
+    return Promise.resolve(burst).then(async (allowed) => {
+      if (!allowed.allowed && reserved instanceof Promise) {
+        void reserved.then((r) => r.ok && this.meter.settle(r.ticket, false));
+        return decide(allowed, null);
+      }
+      return decide(allowed, await reserved);
+    });
   }
 }
 

@@ -18,6 +18,8 @@ export interface BurstDecision {
  * tokens given back (unspent ones of an earlier block, capped at the capacity like any refill).
  * Beyond the first token, a block is taken only from the bucket's upper half, so near empty every
  * call takes one token and replicas share the last tokens exactly as with one token per request.
+ * ARGV[5] = '1' asks for a block ahead of need: only from the upper half, and no first token
+ * (0 taken is then not a refusal, just nothing to spare).
  * Returns {tokens taken (0 = refused), whole tokens left in the bucket, retry µs when refused}.
  */
 export const TOKEN_BUCKET_LUA = `
@@ -25,6 +27,7 @@ local rate = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
 local want = tonumber(ARGV[3]) or 1
 local back = tonumber(ARGV[4]) or 0
+local ahead = ARGV[5] == '1'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
@@ -41,7 +44,8 @@ tokens = math.min(capacity, tokens + back)
 local taken = 0
 local retry = 0
 if tokens >= 1 then
-  taken = math.max(1, math.min(want, math.floor(tokens - capacity / 2)))
+  local block = math.min(want, math.floor(tokens - capacity / 2))
+  if ahead then taken = math.max(0, block) else taken = math.max(1, block) end
   tokens = tokens - taken
 else
   retry = math.ceil((1 - tokens) * 1000000 / rate)

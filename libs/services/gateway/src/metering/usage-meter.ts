@@ -2,7 +2,6 @@ import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from 
 import { billingPeriod, createLedgerPool, effectivePlan, LedgerPool, leaseUsage, releaseExpiredLeases, settleLease } from '@cars/accounts';
 import { ServiceUnavailableError } from '@cars/messaging';
 import { connectionUrlOf } from '@cars/persistence';
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import { hostname } from 'node:os';
 import { DataSource } from 'typeorm';
 import { allowanceRejections, expiredLeaseUnitsReleased, meteringStatements, reportLeaseHoldings } from '../metrics/gateway.metrics';
@@ -42,7 +41,6 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   /** When a refused take last swept the account's expired leases (at most once a second each). */
   private readonly refusedSweeps = new Map<string, number>();
   private readonly holder = `${hostname()}:${process.pid}`;
-  private readonly tickets = new WeakMap<MeterTicket, LeaseTake>();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -100,7 +98,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   reserve(principal: ApiPrincipal, now = new Date()): MeterTicket | Promise<MeterTicket> {
     const plan = effectivePlan(principal, now);
     const period = billingPeriod(now);
-    const served = this.book?.takeNow(principal.accountId, period.key, plan.monthlyLimit);
+    const served = this.book?.takeNow(principal.accountId, period.key, plan.monthlyLimit, now);
     if (served?.ok) return this.ticketFor(principal, served.take);
     return this.reserveFromLedger(principal, now);
   }
@@ -129,15 +127,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   }
 
   private ticketFor(principal: ApiPrincipal, take: LeaseTake): MeterTicket {
-    const ticket: MeterTicket = {
-      reservation: { accountId: principal.accountId, period: take.period, units: 1, kind: 'request' },
-      limit: take.limit,
-      remaining: take.remaining,
-      periodEnd: take.periodEnd,
-      settled: false,
-    };
-    this.tickets.set(ticket, take);
-    return ticket;
+    return new LeaseTicket(principal.accountId, take);
   }
 
   /**
@@ -148,22 +138,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   settle(ticket: MeterTicket, counted: boolean): void {
     if (ticket.settled) return;
     ticket.settled = true;
-    const take = this.tickets.get(ticket);
-    if (take) this.leases.give(take, counted);
-  }
-
-  /**
-   * Ties a reservation to its response: the X-RateLimit headers are set as it is sent
-   * (`MeteringHooks`), and the unit is settled when it closes — committed if the final status
-   * counts and the response was delivered, released otherwise (client gone, 400, 5xx…).
-   * Deciding on the status actually sent covers every path to the response: handler, pipes,
-   * later guards, the error filter.
-   */
-  track(request: FastifyRequest, reply: FastifyReply, ticket: MeterTicket): void {
-    request.meterTicket = ticket;
-    // The client may have gone while the reservation was being made: 'close' would not come again.
-    if (reply.raw.destroyed || request.raw.socket?.destroyed) return this.settle(ticket, false);
-    reply.raw.once('close', () => this.settle(ticket, reply.raw.writableFinished && countsAsUsage(reply.statusCode)));
+    if (ticket instanceof LeaseTicket) this.leases.give(ticket.take, counted);
   }
 
   /** Resolves once every ledger statement started so far has ended. */
@@ -202,7 +177,25 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   }
 }
 
-/** The ledger pool connects to the database of the process's DataSource. */
+/** A unit taken from a lease: the ticket remembers its lease for the settlement. */
+class LeaseTicket implements MeterTicket {
+  readonly reservation: MeterTicket['reservation'];
+  readonly limit: number;
+  readonly remaining: number;
+  readonly periodEnd: Date;
+  settled = false;
+
+  constructor(
+    accountId: string,
+    readonly take: LeaseTake,
+  ) {
+    this.reservation = { accountId, period: take.period, units: 1, kind: 'request' };
+    this.limit = take.limit;
+    this.remaining = take.remaining;
+    this.periodEnd = take.periodEnd;
+  }
+}
+
 /**
  * A counted request that passed authentication and validation counts once (docs/api/accounts.md) —
  * including a 404 for an unknown id. 400, 401, 403 and 429 do not, and neither do 5xx/503: the
