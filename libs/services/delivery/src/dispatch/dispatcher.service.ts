@@ -7,8 +7,19 @@ import { AttemptOutcome } from './attempt-outcome';
 import { ClaimedDelivery, DeliveryStore, Holdings } from './delivery-store';
 import { Sender } from './sender';
 
+/** Endpoint secrets kept decrypted, the most recently used. */
+const OPENED_SECRETS = 4096;
+
 /** Outcomes recorded per transaction, at most. */
 const RECORD_BATCH = 500;
+
+/**
+ * How long the first outcome of a batch waits for company before its transaction starts. The
+ * receiver has its event already (the slot was freed when it answered); what waits is the record,
+ * and a crash meanwhile only means the attempt is made again. Under load a transaction then
+ * records tens of attempts instead of a handful.
+ */
+const RECORD_WINDOW_MS = 20;
 
 interface Endpoint {
   accountId: string;
@@ -39,6 +50,7 @@ interface Account {
 export class Dispatcher {
   private readonly logger = new Logger('Dispatcher');
   private readonly cipher: SecretCipher;
+  private readonly openedSecrets = new Map<string, string>();
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly accounts = new Map<string, Account>();
   /** Endpoints whose last attempt here failed, until that is recorded (or one succeeds): claimed one at a time meanwhile. */
@@ -56,6 +68,7 @@ export class Dispatcher {
   private stopped = false;
   private unrecorded: { result: { delivery: ClaimedDelivery; outcome: AttemptOutcome }; resolve: () => void }[] = [];
   private recording: Promise<void> | null = null;
+  private recordTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: DeliveryStore,
@@ -93,6 +106,7 @@ export class Dispatcher {
     this.stopped = true;
     await this.pumping;
     for (const [id, endpoint] of this.endpoints) this.handBack(id, endpoint);
+    if (this.unrecorded.length > 0) this.flush();
     await Promise.all([...this.attempts]);
     await this.recording;
     await Promise.all([...this.handingBack]);
@@ -238,11 +252,29 @@ export class Dispatcher {
     this.handBack(id, endpoint, expiring);
   }
 
+  /**
+   * An endpoint's signing secret, decrypted once and kept while it is among the last
+   * `OPENED_SECRETS` used: every attempt of a busy endpoint would otherwise decrypt it again.
+   * Keyed by the sealed form, so a rotated or re-encrypted secret is a new entry.
+   */
+  private opened(sealed: { ciphertext: string; keyId: string }): string {
+    const key = `${sealed.keyId}:${sealed.ciphertext}`;
+    let secret = this.openedSecrets.get(key);
+    if (secret === undefined) {
+      secret = this.cipher.decrypt(sealed.ciphertext, sealed.keyId);
+      if (this.openedSecrets.size >= OPENED_SECRETS) this.openedSecrets.delete(this.openedSecrets.keys().next().value!);
+    } else {
+      this.openedSecrets.delete(key);
+    }
+    this.openedSecrets.set(key, secret);
+    return secret;
+  }
+
   /** Signs and sends one attempt; null when it could not be signed. */
   private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome | null> {
     try {
-      const secrets = [this.cipher.decrypt(delivery.secret.ciphertext, delivery.secret.keyId)];
-      if (delivery.previousSecret) secrets.push(this.cipher.decrypt(delivery.previousSecret.ciphertext, delivery.previousSecret.keyId));
+      const secrets = [this.opened(delivery.secret)];
+      if (delivery.previousSecret) secrets.push(this.opened(delivery.previousSecret));
       const headers = webhookHeaders({ msgId: delivery.eventId, timestamp: new Date(), body: delivery.payload, secrets });
       return await this.sender.send(delivery.url, { ...headers }, delivery.payload);
     } catch (error) {
@@ -261,11 +293,16 @@ export class Dispatcher {
   private recordSoon(result: { delivery: ClaimedDelivery; outcome: AttemptOutcome }): Promise<void> {
     return new Promise((resolve) => {
       this.unrecorded.push({ result, resolve });
-      this.flush();
+      if (this.stopped || this.unrecorded.length >= RECORD_BATCH) this.flush();
+      else this.recordTimer ??= setTimeout(() => this.flush(), RECORD_WINDOW_MS);
     });
   }
 
   private flush(): void {
+    if (this.recordTimer) {
+      clearTimeout(this.recordTimer);
+      this.recordTimer = null;
+    }
     if (this.recording) return;
     this.recording = (async () => {
       while (this.unrecorded.length > 0) {

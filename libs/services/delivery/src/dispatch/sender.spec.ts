@@ -54,4 +54,48 @@ describe('Sender', () => {
     });
     expect(await sender.send('https://nowhere.example.invalid/hook', {}, '{}')).toMatchObject({ succeeded: false, error: 'dns_error' });
   });
+
+  it('bounds the whole exchange: a receiver that answers at once but trickles its body past the timeout fails as timeout', async () => {
+    const trickle = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      // A byte every 100 ms: never idle long enough for a body timeout, never done within 500 ms.
+      const drip = setInterval(() => res.write('.'), 100);
+      res.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => trickle.listen(0, '127.0.0.1', resolve));
+    const sender = senderWith(true, () => ['127.0.0.1']);
+    const started = performance.now();
+    const outcome = await sender.send(`http://receiver.test:${(trickle.address() as AddressInfo).port}/hook`, {}, '{}');
+    const took = performance.now() - started;
+    await sender.onApplicationShutdown();
+    trickle.closeAllConnections();
+    await new Promise<void>((resolve) => trickle.close(() => resolve()));
+    expect(outcome).toMatchObject({ succeeded: false, status: null, error: 'timeout' });
+    expect(took).toBeGreaterThanOrEqual(490);
+    expect(took).toBeLessThan(1500);
+  });
+
+  it('keeps 4 KB of a long answer and sends the body, signature headers and its own headers as given', async () => {
+    let seen: { body: string; headers: Record<string, unknown> } | null = null;
+    const long = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen = { body, headers: req.headers };
+        res.writeHead(503);
+        res.end('é'.repeat(5000));
+      });
+    });
+    await new Promise<void>((resolve) => long.listen(0, '127.0.0.1', resolve));
+    const sender = senderWith(true, () => ['127.0.0.1']);
+    const outcome = await sender.send(`http://receiver.test:${(long.address() as AddressInfo).port}/hook?x=1`, { 'webhook-id': 'evt_1' }, '{"a":1}');
+    await sender.onApplicationShutdown();
+    await new Promise<void>((resolve) => long.close(() => resolve()));
+    expect(outcome).toMatchObject({ succeeded: false, status: 503, error: 'http_status' });
+    // 4,096 bytes cut on a character boundary: 2,048 two-byte characters.
+    expect(outcome.excerpt).toBe('é'.repeat(2048));
+    expect(seen!.body).toBe('{"a":1}');
+    expect(seen!.headers).toMatchObject({ 'webhook-id': 'evt_1', 'content-type': 'application/json', host: expect.stringMatching(/^receiver\.test:/) });
+    expect(String(seen!.headers['user-agent'])).toMatch(/^ClassicCarAuctionData-Webhooks\//);
+  });
 });

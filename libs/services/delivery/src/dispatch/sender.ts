@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { pinnedConnect, resolveForConnect, systemResolver } from '@cars/net-guard';
 import { DELIVERY_RESPONSE_EXCERPT_BYTES } from '@cars/contracts';
-import { Pool } from 'undici';
+import { Dispatcher, Pool } from 'undici';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
 import { AttemptOutcome, errorCodeOf, outcomeOfResponse } from './attempt-outcome';
 
@@ -26,14 +26,7 @@ export class Sender implements OnApplicationShutdown {
 
   async send(rawUrl: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
     const started = performance.now();
-    const elapsed = () => performance.now() - started;
-    const failed = (error: AttemptOutcome['error']): AttemptOutcome => ({
-      succeeded: false,
-      status: null,
-      error,
-      excerpt: null,
-      durationMs: elapsed(),
-    });
+    const failed = (error: AttemptOutcome['error']) => failedAttempt(error, started);
     let url: URL;
     try {
       url = new URL(rawUrl);
@@ -44,29 +37,13 @@ export class Sender implements OnApplicationShutdown {
     const target = await resolveForConnect(url, policy);
     if (!target.ok) return failed(target.code);
     const pool = this.poolFor(url, target.address, target.family);
-    const signal = AbortSignal.timeout(this.options.receiverTimeoutMs);
-    try {
-      const response = await pool.request({
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
-        body,
-        signal,
-        headersTimeout: this.options.receiverTimeoutMs,
-        bodyTimeout: this.options.receiverTimeoutMs,
-      });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body) {
-        if (size < DELIVERY_RESPONSE_EXCERPT_BYTES + 4) {
-          chunks.push(chunk as Buffer);
-          size += (chunk as Buffer).length;
-        }
-      }
-      return outcomeOfResponse(response.statusCode, Buffer.concat(chunks), elapsed());
-    } catch (error) {
-      return failed(errorCodeOf(error));
-    }
+    return exchange(pool, {
+      path: `${url.pathname}${url.search}`,
+      headers: [...flatHeaders(headers), 'content-type', 'application/json', 'user-agent', USER_AGENT],
+      body,
+      timeoutMs: this.options.receiverTimeoutMs,
+      started,
+    });
   }
 
   private poolFor(url: URL, address: string, family: 4 | 6): Pool {
@@ -110,4 +87,86 @@ export class Sender implements OnApplicationShutdown {
     await Promise.all([...this.pools.values()].map((entry) => entry.pool.close().catch(() => undefined)));
     this.pools.clear();
   }
+}
+
+function failedAttempt(error: AttemptOutcome['error'], started: number): AttemptOutcome {
+  return { succeeded: false, status: null, error, excerpt: null, durationMs: performance.now() - started };
+}
+
+function flatHeaders(headers: Record<string, string>): string[] {
+  const flat: string[] = [];
+  for (const name in headers) flat.push(name, headers[name]);
+  return flat;
+}
+
+/** What the attempt ran out of time on: the whole exchange, not only the wait for headers. */
+class AttemptTimeout extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+/**
+ * One POST on the pool, the response read into at most the excerpt's bytes (the rest read and
+ * dropped, so the connection stays reusable). The whole exchange — waiting for a connection,
+ * sending, the headers and every byte of the body — is bounded by `timeoutMs` with one timer,
+ * whatever the receiver trickles. Through undici's dispatch handler rather than `request`: no
+ * stream, abort signal or async iterator per attempt (the sender's largest cost per delivery).
+ */
+function exchange(
+  pool: Pool,
+  request: { path: string; headers: string[]; body: string; timeoutMs: number; started: number },
+): Promise<AttemptOutcome> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let controller: Dispatcher.DispatchController | null = null;
+    let status = 0;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (outcome: AttemptOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => {
+      settle(failedAttempt('timeout', request.started));
+      controller?.abort(new AttemptTimeout('the receiver did not answer in time'));
+    }, request.timeoutMs);
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(started) {
+        controller = started;
+        // Out of time while it waited for a connection.
+        if (settled) started.abort(new AttemptTimeout('the receiver did not answer in time'));
+      },
+      onResponseStart(_controller, statusCode) {
+        status = statusCode;
+      },
+      onResponseData(_controller, chunk) {
+        if (size < DELIVERY_RESPONSE_EXCERPT_BYTES + 4) {
+          chunks.push(chunk);
+          size += chunk.length;
+        }
+      },
+      onResponseEnd() {
+        settle(outcomeOfResponse(status, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), performance.now() - request.started));
+      },
+      onResponseError(_controller, error) {
+        settle(failedAttempt(errorCodeOf(error), request.started));
+      },
+    };
+    try {
+      pool.dispatch(
+        {
+          path: request.path,
+          method: 'POST',
+          headers: request.headers,
+          body: request.body,
+          headersTimeout: request.timeoutMs,
+          bodyTimeout: request.timeoutMs,
+        },
+        handler,
+      );
+    } catch (error) {
+      settle(failedAttempt(errorCodeOf(error), request.started));
+    }
+  });
 }

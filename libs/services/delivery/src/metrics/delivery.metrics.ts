@@ -31,10 +31,20 @@ export const circuitOpens = counter({
   help: 'Endpoint circuits opened after failed attempts in a row, or reopened after a failed probe.',
 });
 
+/** The series an attempt counts in, found once per label set (prom-client hashes the labels on every call otherwise). */
+const attemptSeries = new Map<string, { count: { inc(): void }; duration: { observe(seconds: number): void } }>();
+
 export function countAttempt(outcome: AttemptOutcome): void {
   const label = outcome.succeeded ? 'succeeded' : 'failed';
-  deliveryAttempts.inc({ outcome: label, error: outcome.error ?? 'none' });
-  attemptDuration.observe({ outcome: label }, outcome.durationMs / 1000);
+  const error = outcome.error ?? 'none';
+  const key = `${label}|${error}`;
+  let series = attemptSeries.get(key);
+  if (!series) {
+    series = { count: deliveryAttempts.labels(label, error), duration: attemptDuration.labels(label) };
+    attemptSeries.set(key, series);
+  }
+  series.count.inc();
+  series.duration.observe(outcome.durationMs / 1000);
 }
 
 /** Reads the backlog once per scrape for both gauges (prom-client collects them concurrently). */
