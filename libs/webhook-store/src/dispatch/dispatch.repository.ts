@@ -73,6 +73,21 @@ export interface RetrySchedule {
 }
 
 /**
+ * The endpoints of the attempts just recorded (CTE `recorded`), when `$10` says every one
+ * succeeded: failures in a row cleared, circuit closed, last success now — locked in id order, as
+ * `lockHealth` and `writeSucceeded` take them.
+ */
+const SUCCEEDED_HEALTH_SQL = `locked AS (
+         SELECT id FROM webhook_subscriptions
+          WHERE $10::boolean AND id IN (SELECT subscription_id FROM recorded) ORDER BY id FOR NO KEY UPDATE
+       ), healthy AS (
+         UPDATE webhook_subscriptions AS s
+            SET consecutive_failures = 0, last_success_at = now(),
+                circuit_state = 'closed', circuit_open_until = NULL, circuit_opened_at = NULL, circuit_opens = 0
+           FROM locked WHERE s.id = locked.id
+       )`;
+
+/**
  * The SQL of the delivery worker over `webhook_deliveries` and `webhook_subscriptions`: claims,
  * leases, outcomes, endpoint health and circuits, recoveries and waits. Every statement runs on
  * the handle given — the caller's transaction when it composes them with the usage ledger.
@@ -215,11 +230,20 @@ export class DispatchRepository {
    * Attempts' outcomes, for the deliveries whose lease the token still names: success ends the
    * delivery `succeeded`; a failure schedules the next attempt, or ends it `failed` after the last
    * of its budget, or `canceled` when its endpoint was paused meanwhile. Returns the ids recorded.
+   * With `allSucceeded` (every attempt given succeeded), the same statement also writes the health
+   * of the endpoints whose attempts it recorded, as `writeSucceeded` does: one round trip fewer
+   * for the common batch.
    */
-  async recordOutcomes(tx: Sql, attempts: readonly AttemptRecord[], schedule: RetrySchedule): Promise<Set<string>> {
+  async recordOutcomes(
+    tx: Sql,
+    attempts: readonly AttemptRecord[],
+    schedule: RetrySchedule,
+    options: { allSucceeded?: boolean } = {},
+  ): Promise<Set<string>> {
     const recorded = await rows<{ id: string }>(
       tx,
-      `UPDATE webhook_deliveries AS d
+      `WITH recorded AS (
+         UPDATE webhook_deliveries AS d
             SET status = CASE WHEN c.ok THEN 'succeeded'
                               WHEN NOT s.enabled THEN 'canceled'
                               WHEN d.attempts + 1 >= d.max_attempts THEN 'failed'
@@ -235,7 +259,9 @@ export class DispatchRepository {
                   AS c(id, token, ok, status, error, excerpt, duration),
                 webhook_subscriptions s
           WHERE d.id = c.id AND d.lease_token = c.token AND s.id = d.subscription_id
-          RETURNING d.id`,
+          RETURNING d.id, d.subscription_id
+       ), ${SUCCEEDED_HEALTH_SQL}
+       SELECT id FROM recorded`,
       [
         attempts.map((a) => a.id),
         attempts.map((a) => a.leaseToken),
@@ -246,6 +272,7 @@ export class DispatchRepository {
         attempts.map((a) => a.durationMs),
         schedule.delaysSeconds,
         schedule.jitter,
+        options.allSucceeded === true && attempts.every((a) => a.succeeded),
       ],
     );
     return new Set(recorded.map((row) => row.id));

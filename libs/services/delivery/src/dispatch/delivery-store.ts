@@ -223,6 +223,7 @@ export class DeliveryStore {
    */
   async record(results: readonly { delivery: ClaimedDelivery; outcome: AttemptOutcome }[]): Promise<Recorded> {
     if (results.length === 0) return { ids: new Set(), openCircuits: new Set() };
+    const allSucceeded = results.every((r) => r.outcome.succeeded);
     return this.transaction(async (client) => {
       const recorded = await this.dispatch.recordOutcomes(
         client,
@@ -236,10 +237,12 @@ export class DeliveryStore {
           durationMs: outcome.durationMs,
         })),
         this.schedule,
+        // The common batch: its endpoints' health is written by the same statement.
+        { allSucceeded },
       );
       const mine = results.filter((r) => recorded.has(r.delivery.id));
       await settleUnits(client, mine.map((r) => ({ reservation: r.delivery.reservation, commit: r.outcome.succeeded })));
-      const openCircuits = await this.recordHealth(client, tallyByEndpoint(mine));
+      const openCircuits = allSucceeded ? new Set<string>() : await this.recordHealth(client, tallyByEndpoint(mine));
       return { ids: recorded, openCircuits };
     });
   }
