@@ -236,6 +236,48 @@ describe('BatchConsumer', () => {
       expect(batches.map((b) => b.messages.length)).toEqual([2, 2, 2, 1]);
       expect(consumer.stats).toMatchObject({ received: 7, batches: 2 });
     });
+    it('with spareSlotWeight, starts a batch beside one in flight only once that much weight waits', async () => {
+      const { channel, batches } = await started({ batchSize: 10, concurrency: 2, spareSlotWeight: 3 });
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      channel.deliver('a');
+      await turn();
+      // Idle: the first batch starts at once, whatever it weighs.
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['a']]);
+      channel.deliver('b');
+      await turn();
+      channel.deliver('c');
+      await turn();
+      // One batch in flight and only 2 waiting: the spare slot stays shut, b and c gather.
+      expect(batches).toHaveLength(1);
+      channel.deliver('d');
+      await turn();
+      // 3 waiting: the spare slot takes them.
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['a'], ['b', 'c', 'd']]);
+      channel.deliver('e');
+      await turn();
+      expect(batches).toHaveLength(2);
+      // b–d done, a (small) still in flight: e alone is still too little for a second batch.
+      batches[1].resolve();
+      await settle();
+      expect(batches).toHaveLength(2);
+      // Nothing in flight: what waits starts, however little.
+      batches[0].resolve();
+      await settle();
+      expect(batches.map((b) => bodies(b.messages))).toEqual([['a'], ['b', 'c', 'd'], ['e']]);
+    });
+
+    it('with spareSlotWeight, opens the spare slot for anything beside a batch that weighs that much', async () => {
+      const { channel, batches } = await started({ batchSize: 10, concurrency: 2, spareSlotWeight: 3 });
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      channel.deliverMany(4);
+      await turn();
+      expect(batches.map((b) => b.messages.length)).toEqual([4]);
+      // The batch in flight is heavy (4 ≥ 3): a lone message does not wait behind it.
+      channel.deliver('x');
+      await turn();
+      expect(batches.map((b) => b.messages.length)).toEqual([4, 1]);
+    });
+
     it('with weigh, closes a batch once its messages weigh batchSize (a heavy message alone)', async () => {
       const weigh = (message: ConsumeMessage) => Number(message.content.toString());
       const { channel, batches } = await started({ batchSize: 10, concurrency: 3, weigh });

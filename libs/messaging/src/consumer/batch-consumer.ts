@@ -91,6 +91,15 @@ export interface BatchConsumerOptions {
   maxWaitMs?: number;
   /** Batches in flight at once (default 1). */
   concurrency?: number;
+  /**
+   * The weight that must be waiting before a batch starts beside small ones already in flight
+   * (default 0: any). Each batch has a cost of its own (a transaction, its round trips) besides
+   * its messages': at a steady moderate rate, two small batches at once cost more than one twice
+   * their size and make both wait for the same cores, while a backlog or heavy messages still get
+   * every slot. Beside a batch weighing this much or more (it takes long) a slot opens for any
+   * weight, so a trickle never waits behind a large batch.
+   */
+  spareSlotWeight?: number;
   /** Unacknowledged messages the broker may hand us. Default: batchSize × (concurrency + 1). */
   prefetch?: number;
   /**
@@ -153,6 +162,7 @@ export class BatchConsumer {
   private readonly batchSize: number;
   private readonly maxWaitMs: number;
   private readonly concurrency: number;
+  private readonly spareSlotWeight: number;
   private readonly prefetch: number;
   private readonly retry: { baseMs: number; maxMs: number };
   private connection?: ConsumerConnection;
@@ -164,6 +174,8 @@ export class BatchConsumer {
   private buffered = 0;
   private timer?: NodeJS.Timeout | NodeJS.Immediate;
   private inFlight = 0;
+  /** Batches in flight that weigh `spareSlotWeight` or more. */
+  private heavyInFlight = 0;
   /** Callers of `stop()` waiting for the batches in flight. */
   private readonly drainWaiters: (() => void)[] = [];
   private stopping = false;
@@ -180,6 +192,7 @@ export class BatchConsumer {
     this.batchSize = options.batchSize ?? 100;
     this.maxWaitMs = options.maxWaitMs ?? 0;
     this.concurrency = options.concurrency ?? 1;
+    this.spareSlotWeight = options.spareSlotWeight ?? 0;
     this.prefetch = options.prefetch ?? this.batchSize * (this.concurrency + 1);
     this.retry = options.retry ?? { baseMs: 400, maxMs: 10_000 };
     this.averageWeight = this.batchSize;
@@ -318,12 +331,19 @@ export class BatchConsumer {
 
   private dispatch(): void {
     while (!this.stopping && this.inFlight < this.concurrency && this.buffer.length > 0) {
+      // Beside small batches only, a spare slot opens for enough waiting weight; otherwise the end
+      // of the batch in flight starts the next. Beside a heavy one (long) it is open for anything.
+      if (this.inFlight > 0 && this.heavyInFlight === 0 && this.buffered < this.spareSlotWeight) break;
+      const before = this.buffered;
       const batch = this.takeBatch();
+      const heavy = this.spareSlotWeight > 0 && before - this.buffered >= this.spareSlotWeight;
       this.inFlight += 1;
+      if (heavy) this.heavyInFlight += 1;
       void this.run(batch)
         .catch((error: unknown) => this.logger.error(`batch of ${batch.length} not settled: ${errorMessage(error)}`))
         .finally(() => {
           this.inFlight -= 1;
+          if (heavy) this.heavyInFlight -= 1;
           if (this.inFlight === 0) for (const resolve of this.drainWaiters.splice(0)) resolve();
           if (this.buffer.length > 0) this.dispatch();
         });
