@@ -37,9 +37,10 @@ export interface FanOutLease {
   failing: readonly string[];
 }
 
-/** What one fan-out batch did: events marked, deliveries created, and those leased to the caller. */
+/** What one fan-out batch did: events marked (and their `seq`s), deliveries created, and those leased to the caller. */
 export interface FanOutResult {
   events: number;
+  marked: string[];
   deliveries: number;
   leased: DueDeliveryRow[];
 }
@@ -48,7 +49,7 @@ export interface FanOutResult {
 export class FanOutRepository {
   /** One batch, in the caller's transaction (commit it without waiting for the WAL flush: lost in a crash, it is done again). */
   async fanOutBatch(tx: PoolClient, batchSize: number, lease: FanOutLease | null = null): Promise<FanOutResult> {
-    const { rows } = await tx.query<{ events: number; deliveries: number } & Partial<DueDeliveryRow> & { seq: string | null }>({
+    const { rows } = await tx.query<{ events: number; deliveries: number; marked: string[] | null } & Partial<DueDeliveryRow> & { seq: string | null }>({
       name: 'delivery-fan-out',
       text: `WITH batch AS (
            SELECT seq FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
@@ -97,7 +98,7 @@ export class FanOutRepository {
            ON CONFLICT (event_id, subscription_id) DO NOTHING
            RETURNING id, status, lease_token, subscription_id, account_id, event_id, event_type, payload
          ), marked AS (
-           UPDATE events SET fanned_out_at = now() FROM batch WHERE events.seq = batch.seq RETURNING 1
+           UPDATE events SET fanned_out_at = now() FROM batch WHERE events.seq = batch.seq RETURNING events.seq
          ), leased AS (
            SELECT i.id, i.lease_token, i.subscription_id, i.account_id, i.event_id, i.event_type, i.payload, s.url,
                   s.secret_ciphertext, s.secret_key_id,
@@ -109,8 +110,10 @@ export class FanOutRepository {
              JOIN decided d ON d.event_id = i.event_id AND d.subscription_id = i.subscription_id
             WHERE i.status = 'sending'
          )
-         SELECT c.events, c.deliveries, l.*
-           FROM (SELECT (SELECT count(*)::int FROM marked) AS events, (SELECT count(*)::int FROM inserted) AS deliveries) AS c
+         -- The marked seqs once, on the first row only.
+         SELECT c.events, c.deliveries, CASE WHEN row_number() OVER () = 1 THEN c.marked END AS marked, l.*
+           FROM (SELECT (SELECT count(*)::int FROM marked) AS events, (SELECT count(*)::int FROM inserted) AS deliveries,
+                        (SELECT coalesce(array_agg(seq::text), '{}') FROM marked) AS marked) AS c
            LEFT JOIN leased l ON true`,
       values: [
         batchSize,
@@ -130,7 +133,7 @@ export class FanOutRepository {
     const leased = rows
       .filter((row) => row.id !== null && row.id !== undefined)
       .sort((a, b) => Number(a.seq) - Number(b.seq) || a.subscription_id!.localeCompare(b.subscription_id!))
-      .map(({ events: _events, deliveries: _deliveries, seq: _seq, ...row }) => row as DueDeliveryRow);
-    return { events: rows[0].events, deliveries: rows[0].deliveries, leased };
+      .map(({ events: _events, deliveries: _deliveries, marked: _marked, seq: _seq, ...row }) => row as DueDeliveryRow);
+    return { events: rows[0].events, marked: rows[0].marked ?? [], deliveries: rows[0].deliveries, leased };
   }
 }

@@ -148,7 +148,10 @@ export class DeliveryStore {
    * due backlog come back already claimed — leased by the fan-out's own statement, their units of
    * allowance reserved as a claim reserves them — so they need no claim transaction of their own.
    */
-  async fanOut(batchSize: number, room: { total: number; held: Holdings } | null): Promise<{ events: number; deliveries: number; claimed: ClaimedDelivery[] }> {
+  async fanOut(
+    batchSize: number,
+    room: { total: number; held: Holdings } | null,
+  ): Promise<{ events: number; marked: string[]; deliveries: number; claimed: ClaimedDelivery[] }> {
     const claimedAt = Date.now();
     const now = new Date(claimedAt);
     return this.transaction(async (client) => {
@@ -164,12 +167,12 @@ export class DeliveryStore {
               failing: [...(room.held.failing ?? [])],
             }
           : null;
-      const { events, deliveries, leased } = await this.fanOutRepository.fanOutBatch(client, batchSize, lease);
-      if (leased.length === 0) return { events, deliveries, claimed: [] };
+      const { events, marked, deliveries, leased } = await this.fanOutRepository.fanOutBatch(client, batchSize, lease);
+      if (leased.length === 0) return { events, marked, deliveries, claimed: [] };
       const periods = await reserveAllowance(client, leased, now);
       const { claimed, waiting } = this.toClaims(leased, periods, claimedAt + this.options.leaseMs);
       await this.dispatch.waitForAllowance(client, waiting);
-      return { events, deliveries, claimed };
+      return { events, marked, deliveries, claimed };
     }, CLAIM_SETTINGS);
   }
 

@@ -9,6 +9,9 @@ export interface FanOutTaker {
   take(claimed: ClaimedDelivery[]): void;
 }
 
+/** Event seqs this process remembers having fanned out (the most recent). */
+const FANNED_MEMORY = 50_000;
+
 /**
  * Runs fan-out passes: one at a time per process, again at once when woken during a pass (a
  * wake-up is never lost). `pass()` resolves when a pass that started after the call has finished —
@@ -19,10 +22,14 @@ export interface FanOutTaker {
 export class FanOutService {
   private readonly logger = new Logger('FanOut');
   private running: Promise<void> | null = null;
+  /** The pass under way (one iteration of the loop), if any. */
+  private current: Promise<unknown> | null = null;
   private again = false;
   private waiters: (() => void)[] = [];
   private listeners: ((deliveries: number) => void)[] = [];
   private taker: FanOutTaker | null = null;
+  /** Seqs of the events this process's passes marked, oldest first. */
+  private readonly fanned = new Set<string>();
 
   constructor(
     private readonly store: DeliveryStore,
@@ -36,6 +43,25 @@ export class FanOutService {
   /** Called with the number of deliveries a pass created and left to a claim (the dispatcher wakes on it). */
   onDeliveries(listener: (deliveries: number) => void): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Whether passes of this process have fanned out every one of these events (by `seq`) — then
+   * their deliveries exist and a wake-up for them needs no pass. False for any seq it does not
+   * remember (another worker's, or one from before its memory).
+   */
+  covers(seqs: readonly string[]): boolean {
+    return seqs.length > 0 && seqs.every((seq) => this.fanned.has(seq));
+  }
+
+  private remember(seqs: readonly string[]): void {
+    for (const seq of seqs) this.fanned.add(seq);
+    if (this.fanned.size <= FANNED_MEMORY) return;
+    let excess = this.fanned.size - FANNED_MEMORY;
+    for (const seq of this.fanned) {
+      if (excess-- <= 0) break;
+      this.fanned.delete(seq);
+    }
   }
 
   /** A pass covering everything stored before this call. */
@@ -53,6 +79,11 @@ export class FanOutService {
     this.running = this.loop().finally(() => (this.running = null));
   }
 
+  /** Resolves when the pass under way, if any, has ended (committed or failed). */
+  async passUnderWay(): Promise<void> {
+    await this.current?.catch(() => undefined);
+  }
+
   /** Waits for the pass in progress (a clean stop). */
   async idle(): Promise<void> {
     await this.running;
@@ -63,10 +94,13 @@ export class FanOutService {
       this.again = false;
       const waiting = this.waiters;
       this.waiters = [];
+      let ended!: () => void;
+      this.current = new Promise<void>((resolve) => (ended = resolve));
       try {
         let unclaimed = 0;
         for (;;) {
-          const { events, deliveries, claimed } = await this.store.fanOut(this.options.fanOutBatchSize, this.taker?.room() ?? null);
+          const { events, marked, deliveries, claimed } = await this.store.fanOut(this.options.fanOutBatchSize, this.taker?.room() ?? null);
+          this.remember(marked);
           if (claimed.length > 0) this.taker?.take(claimed);
           unclaimed += deliveries - claimed.length;
           if (events < this.options.fanOutBatchSize) break;
@@ -79,6 +113,9 @@ export class FanOutService {
         this.waiters.unshift(...waiting);
         this.again = false;
         return;
+      } finally {
+        ended();
+        this.current = null;
       }
     } while (this.again);
   }
