@@ -3,7 +3,8 @@ import { createDataSource, pgPoolOf, withTransaction } from '@cars/persistence';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createAccount } from '../accounts/accounts.service';
-import { commitUsage, getUsage, releaseUsage, Reservation, reserveUsage, setUsedUnits } from './usage-ledger';
+import { effectivePlan, PLAN_IDS, PlanId } from '../plans/plans';
+import { commitUsage, getUsage, releaseUsage, Reservation, reserveUnderPlan, reserveUsage, setUsedUnits } from './usage-ledger';
 
 describe('usage ledger (PostgreSQL)', () => {
   let db: DataSource;
@@ -51,6 +52,38 @@ describe('usage ledger (PostgreSQL)', () => {
     expect(await reserveUsage(sql, { accountId, limit: 100, units: 5 })).toMatchObject({ ok: true, consumed: 15 });
     expect((await reserveUsage(sql, { accountId: await newAccount(), limit: 0 })).ok).toBe(false);
     expect((await reserveUsage(sql, { accountId: await newAccount(), limit: 2, units: 3 })).ok).toBe(false);
+  });
+
+  it('reserves under the plan in force in one statement, the limit read by the same rule as effectivePlan', async () => {
+    // Every plan, without an expiry, expired and not yet expired: the statement's limit is effectivePlan's.
+    for (const plan of PLAN_IDS) {
+      for (const expires of [null, '-1 minute', '+1 day']) {
+        const accountId = (await createAccount(sql, { email: `under-plan-${randomUUID()}@example.test`, plan: plan as PlanId })).account.id;
+        const { rows } = await sql.query<{ plan: PlanId; plan_expires_at: Date | null; now: Date }>(
+          `UPDATE accounts SET plan_expires_at = CASE WHEN $2::interval IS NULL THEN NULL ELSE now() + $2::interval END
+            WHERE id = $1 RETURNING plan, plan_expires_at, now()`,
+          [accountId, expires],
+        );
+        await reserveUsage(sql, { accountId, limit: 1 }); // the period's row exists: the one-statement path
+        const result = await reserveUnderPlan(sql, { accountId, units: 1 });
+        const expected = effectivePlan({ plan: rows[0].plan, planExpiresAt: rows[0].plan_expires_at }, rows[0].now).monthlyLimit;
+        expect({ plan, expires, limit: result?.limit }).toEqual({ plan, expires, limit: expected });
+        expect(result?.reservation).toMatchObject({ accountId, units: 1 });
+      }
+    }
+
+    const accountId = await newAccount(); // 1k
+    // No row yet this period: nothing reserved here, the limit for reserveUsage to go on with.
+    expect(await reserveUnderPlan(sql, { accountId, units: 5 })).toEqual({ limit: 1000, reservation: null });
+    expect(await getUsage(sql, accountId)).toMatchObject({ used: 0, reserved: 0 });
+    await setUsedUnits(sql, accountId, 990);
+    const ten = await reserveUnderPlan(sql, { accountId, units: 10 });
+    expect(ten?.reservation).toMatchObject({ accountId, units: 10 });
+    expect(await getUsage(sql, accountId)).toMatchObject({ used: 990, reserved: 10 });
+    // Not room for all: nothing reserved.
+    expect(await reserveUnderPlan(sql, { accountId, units: 1 })).toEqual({ limit: 1000, reservation: null });
+    expect(await getUsage(sql, accountId)).toMatchObject({ used: 990, reserved: 10 });
+    expect(await reserveUnderPlan(sql, { accountId: randomUUID(), units: 1 })).toBeNull();
   });
 
   it('is exact under concurrency: 300 parallel reservations against 25 free units', async () => {

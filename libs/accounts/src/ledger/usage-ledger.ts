@@ -1,4 +1,5 @@
 import { firstRow, Sql } from '@cars/persistence';
+import { effectiveLimitSql } from '../plans/plans';
 import { BillingPeriod, billingPeriod } from './billing-period';
 
 /**
@@ -108,6 +109,38 @@ export async function reserveUsage(db: Sql, options: ReserveOptions): Promise<Re
     consumed,
     remaining: Math.max(0, options.limit - consumed),
     periodEnd: period.end,
+  };
+}
+
+/**
+ * `units` reserved under the limit of the account's plan in force (`effectivePlan`), read and
+ * reserved in one statement: the common case of `planInForce` followed by `reserveUsage`, one round
+ * trip instead of two. `reservation` is null when this statement could not reserve them — no row
+ * yet this period, or not room for all — and the caller goes on with `reserveUsage` and the limit
+ * returned (which creates the row, or finds the room left). Null when there is no such account.
+ */
+export async function reserveUnderPlan(
+  db: Sql,
+  options: { accountId: string; units: number; now?: Date },
+): Promise<{ limit: number; reservation: Reservation | null } | null> {
+  const period = billingPeriod(options.now);
+  const row = await firstRow<{ monthly_limit: number; reserved: boolean }>(
+    db,
+    `WITH account AS (
+       SELECT ${effectiveLimitSql('a')} AS monthly_limit FROM accounts a WHERE a.id = $1
+     ), reserved AS (
+       UPDATE usage_ledger l SET reserved = l.reserved + $3::int, updated_at = now()
+         FROM account
+        WHERE l.account_id = $1 AND l.period = $2::date AND l.used + l.reserved + $3::int <= account.monthly_limit
+       RETURNING 1
+     )
+     SELECT account.monthly_limit, EXISTS (SELECT 1 FROM reserved) AS reserved FROM account`,
+    [options.accountId, period.key, options.units],
+  );
+  if (!row) return null;
+  return {
+    limit: row.monthly_limit,
+    reservation: row.reserved ? { accountId: options.accountId, period: period.key, units: options.units } : null,
   };
 }
 

@@ -36,6 +36,17 @@ export function effectivePlan(account: { plan: PlanId; planExpiresAt: Date | nul
   return PLANS[account.plan];
 }
 
+/**
+ * `effectivePlan(…).monthlyLimit` as a SQL expression over an `accounts` row (`alias`), for a
+ * statement that needs the limit in force without a round trip of its own: the same rule (the
+ * plan until `plan_expires_at` passes on the database's clock, then Free), the limits from PLANS.
+ */
+export function effectiveLimitSql(alias: string): string {
+  const byPlan = PLAN_IDS.map((id) => `WHEN '${id}' THEN ${PLANS[id].monthlyLimit}`).join(' ');
+  return `(CASE WHEN ${alias}.plan_expires_at IS NOT NULL AND ${alias}.plan_expires_at <= now() THEN ${PLANS.free.monthlyLimit}
+                ELSE CASE ${alias}.plan ${byPlan} END END)`;
+}
+
 /** "1,000" — how limits appear in messages. */
 export function formatLimit(limit: number): string {
   return limit.toLocaleString('en-US');

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { billingPeriod, commitUsage, getUsage, planInForce, releaseUsage, Reservation, reserveUsage } from '@cars/accounts';
+import { billingPeriod, commitUsage, getUsage, planInForce, releaseUsage, Reservation, reserveUnderPlan, reserveUsage } from '@cars/accounts';
 import { EventTypes } from '@cars/contracts';
 import { PG_POOL, Sql, withTransaction } from '@cars/persistence';
 import { delaysInSeconds, DispatchRepository, DueDeliveryRow, FanOutRepository, RetrySchedule } from '@cars/webhook-store';
@@ -369,8 +369,9 @@ function tallyByEndpoint(attempts: readonly { delivery: ClaimedDelivery; outcome
 const RESERVE_TRIES = 3;
 
 /**
- * The allowance, decided per account of the claimed batch (tests are free): the plan in force,
- * then one reservation for all the account's rows when there is room. Near the end of an
+ * The allowance, decided per account of the claimed batch (tests are free): the plan in force
+ * and one reservation for all the account's rows, in one statement when there is room
+ * (`reserveUnderPlan`). Near the end of an
  * allowance, the room left is read once and reserved at once for the account's first rows (in
  * the claim's order); the rest wait. Should others take that room meanwhile, the room is read
  * again (a few times at most; then the rows wait, and the next sweep releases them if room
@@ -386,8 +387,14 @@ async function reserveAllowance(client: PoolClient, picked: readonly DueDelivery
   }
   const periods = new Map<string, string>();
   for (const [accountId, accountRows] of byAccount) {
-    const limit = (await planInForce(client, accountId))?.plan.monthlyLimit;
-    if (limit === undefined) continue;
+    // The common case in one statement: the plan's limit read and all the rows' units reserved.
+    const first = await reserveUnderPlan(client, { accountId, units: accountRows.length, now });
+    if (!first) continue;
+    if (first.reservation) {
+      for (const row of accountRows) periods.set(row.id, first.reservation.period);
+      continue;
+    }
+    const limit = first.limit;
     let units = accountRows.length;
     for (let tries = 0; units > 0 && tries < RESERVE_TRIES; tries += 1) {
       const reserved = await reserveUsage(client, { accountId, limit, units, now });

@@ -19,7 +19,7 @@ const RECORD_BATCH = 500;
  * and a crash meanwhile only means the attempt is made again. Under load a transaction then
  * records tens of attempts instead of a handful.
  */
-const RECORD_WINDOW_MS = 20;
+const RECORD_WINDOW_MS = 50;
 
 interface Endpoint {
   accountId: string;
