@@ -130,13 +130,16 @@ export class ObservationRepository {
    * The first statement of a batch: serializes work on the same source auctions across
    * transactions and processes (held to commit), in a fixed order so two batches cannot
    * deadlock; returns the normalization version and the database clock of this transaction
-   * (`now()`, its start time). Creates this connection's staging table when it lacks it.
+   * (`now()`, its start time). Creates this connection's staging table when it lacks it. Also
+   * tells the description-token triggers that this transaction records its tokens itself
+   * (`recordDescriptionTokens`, before its auctions are written).
    */
   async lockKeys(client: PoolClient, keys: string[]): Promise<{ version: string; now: Date }> {
     const { rows } = await client.query<{ version: string | null; now: Date; staged: boolean }>({
-      name: 'cd_lock_keys_v2',
+      name: 'cd_lock_keys_v3',
       text: `
         SELECT (SELECT version::text FROM reference_versions WHERE name = 'normalization') AS version,
+               set_config('cars.description_tokens_recorded', 'on', true) AS tokens_recorded_here,
                now() AS now,
                to_regclass('${AUCTION_STAGE}') IS NOT NULL AS staged,
                (SELECT count(*) FROM (
@@ -300,6 +303,8 @@ export class ObservationRepository {
    * transaction that the writer did (migration DescriptionTokens): call before writing auctions.
    */
   async recordDescriptionTokens(client: PoolClient, tokens: string[]): Promise<void> {
+    // `lockKeys` told the triggers already; tokens all known (the usual batch) need no statement.
+    if (tokens.length === 0) return;
     await client.query({
       name: 'cd_description_tokens',
       text: `SELECT set_config('cars.description_tokens_recorded', 'on', true), add_description_tokens($1::text[])`,
