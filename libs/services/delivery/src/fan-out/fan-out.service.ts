@@ -22,8 +22,8 @@ const FANNED_MEMORY = 50_000;
 export class FanOutService {
   private readonly logger = new Logger('FanOut');
   private running: Promise<void> | null = null;
-  /** The pass under way (one iteration of the loop), if any. */
-  private current: Promise<unknown> | null = null;
+  /** The pass under way (one iteration of the loop), if any: resolves when it ends, committed or failed. */
+  private current: Promise<void> | null = null;
   private again = false;
   private waiters: (() => void)[] = [];
   private listeners: ((deliveries: number) => void)[] = [];
@@ -81,7 +81,7 @@ export class FanOutService {
 
   /** Resolves when the pass under way, if any, has ended (committed or failed). */
   async passUnderWay(): Promise<void> {
-    await this.current?.catch(() => undefined);
+    await this.current;
   }
 
   /** Waits for the pass in progress (a clean stop). */
