@@ -1,4 +1,7 @@
-import { CostlyTurns, isStatementTimeout, NoTurnError } from './read-pool';
+import { ErrorNames, rpcError } from '@cars/contracts';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
+import { lastValueFrom } from 'rxjs';
+import { CostlyTurns, isStatementTimeout, NoTurnError, StatementTimeoutReplies } from './read-pool';
 
 describe('CostlyTurns', () => {
   it('runs at most `capacity` at once, the others in order as turns free up', async () => {
@@ -40,5 +43,26 @@ describe('isStatementTimeout', () => {
     expect(isStatementTimeout(pgError('canceling statement due to statement timeout'))).toBe(true);
     expect(isStatementTimeout(pgError('canceling statement due to user request'))).toBe(false);
     expect(isStatementTimeout(new Error('statement timeout'))).toBe(false);
+  });
+});
+
+describe('StatementTimeoutReplies', () => {
+  const host = new ExecutionContextHost([]);
+  host.setType('rpc');
+  const reply = (error: unknown) => lastValueFrom(new StatementTimeoutReplies().catch(error, host));
+
+  it('answers a statement stopped at the timeout, or one that got no turn, with a 503 reply naming the cause', async () => {
+    const timedOut = Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    await expect(reply(timedOut)).resolves.toEqual(
+      rpcError(503, { error: ErrorNames.ServiceUnavailable, message: expect.stringContaining('The query took too long') }),
+    );
+    await expect(reply(new NoTurnError(500))).resolves.toEqual(
+      rpcError(503, { error: ErrorNames.ServiceUnavailable, message: expect.stringContaining('Too many broad keyword searches') }),
+    );
+  });
+
+  it('leaves any other error to Nest: an error packet, not a reply', async () => {
+    const cancelled = Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
+    await expect(reply(cancelled)).rejects.toEqual({ status: 'error', message: 'Internal server error' });
   });
 });

@@ -18,6 +18,7 @@ import {
 import { ApiException } from './http/api-exception';
 import { ErrorEnvelopeFilter, errorNameOf, frameworkErrorResponse, noRoute } from './http/error.filter';
 import { applyStrictQuery } from './http/strict-query.interceptor';
+import { endWorkWithHandlers } from './metering/in-flight';
 import { createValidationPipe } from './http/validation.pipe';
 import { instrumentGateway } from './metrics/gateway.metrics';
 import { setUpOpenApi } from './openapi';
@@ -65,6 +66,7 @@ export async function createGatewayApp(root: Type<unknown>, options: GatewayHttp
     },
   });
   applyHttpTimeouts(adapter.getInstance().server, edge.timeouts);
+  endWorkWithHandlers(adapter.getInstance());
   const app = await NestFactory.create<NestFastifyApplication>(root, adapter, {
     logger: options.logger,
     bufferLogs: false,

@@ -1,9 +1,9 @@
 import { Logger, Module } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { ApiKeysRepository } from '@cars/accounts';
 import { API_ACCESS_CONFIG, API_ACCESS_OVERRIDES, ApiAccessConfig, loadApiAccessConfig } from '../metering/api-access.config';
 import { BurstLimiter } from '../metering/burst-limiter';
-import { InFlightLimiter, InFlightWork } from '../metering/in-flight';
+import { InFlightLimiter } from '../metering/in-flight';
 import { MeteringHooks } from '../metering/metering.hooks';
 import { RequestAdmission } from '../metering/request-admission';
 import { UsageMeter } from '../metering/usage-meter';
@@ -39,7 +39,6 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
     RequestAdmission,
     InFlightLimiter,
     { provide: APP_GUARD, useClass: ApiAccessGuard },
-    { provide: APP_INTERCEPTOR, useClass: InFlightWork },
   ],
   exports: [API_ACCESS_CONFIG, ApiKeyAuthenticator, BurstLimiter, RequestAdmission, UsageMeter],
 })

@@ -71,7 +71,7 @@ export class RequestAdmission {
 
   /**
    * A place among the account's requests in flight on a capped route (429 at the cap), given back
-   * when the response closes and the handler's work has ended (`InFlightWork`).
+   * when the response closes and the handler's work has ended (`endWorkWithHandlers`).
    */
   private takePlace(context: ExecutionContext, principal: ApiPrincipal, request: FastifyRequest) {
     if (this.inFlight.limit === 0 || !isInFlightCapped(this.reflector, context)) return undefined;

@@ -1,4 +1,4 @@
-import { Controller, UseInterceptors } from '@nestjs/common';
+import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
@@ -18,7 +18,7 @@ type Request<P extends keyof QueryMessages> = QueryMessages[P]['request'];
 
 /** RPC handlers of the auction routes; payloads are validated again on consume. */
 @Controller()
-@UseInterceptors(StatementTimeoutReplies)
+@UseFilters(StatementTimeoutReplies)
 export class AuctionsHandler {
   constructor(private readonly auctions: AuctionsService) {}
 

@@ -1,4 +1,4 @@
-import { Controller, UseInterceptors } from '@nestjs/common';
+import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
@@ -13,7 +13,7 @@ import {
 import { BidsService } from './bids.service';
 
 @Controller()
-@UseInterceptors(StatementTimeoutReplies)
+@UseFilters(StatementTimeoutReplies)
 export class BidsHandler {
   constructor(private readonly bids: BidsService) {}
 

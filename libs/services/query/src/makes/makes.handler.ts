@@ -1,4 +1,4 @@
-import { Controller, UseInterceptors } from '@nestjs/common';
+import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
@@ -15,7 +15,7 @@ import { MakesService } from './makes.service';
 type Request<P extends keyof QueryMessages> = QueryMessages[P]['request'];
 
 @Controller()
-@UseInterceptors(StatementTimeoutReplies)
+@UseFilters(StatementTimeoutReplies)
 export class MakesHandler {
   constructor(private readonly makes: MakesService) {}
 

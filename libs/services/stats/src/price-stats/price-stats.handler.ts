@@ -1,4 +1,4 @@
-import { Controller, UseInterceptors } from '@nestjs/common';
+import { Controller, UseFilters } from '@nestjs/common';
 import { MessagePattern, Payload } from '@nestjs/microservices';
 import { StatementTimeoutReplies } from '@cars/persistence';
 import {
@@ -14,7 +14,7 @@ import { PriceStatsService } from './price-stats.service';
 type Request<P extends keyof StatsMessages> = StatsMessages[P]['request'];
 
 @Controller()
-@UseInterceptors(StatementTimeoutReplies)
+@UseFilters(StatementTimeoutReplies)
 export class PriceStatsHandler {
   constructor(private readonly stats: PriceStatsService) {}
 
