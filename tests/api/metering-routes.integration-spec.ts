@@ -38,7 +38,9 @@ describe('API access on the real routes', () => {
   };
 
   it('requires a key on every counted route, with the documented 401 body', async () => {
-    for (const path of ['/auctions', '/auctions/live', '/auctions/1/bids', '/stats?make=Porsche']) {
+    // A route that takes no parameters refuses unknown ones only once the key is checked.
+    const noParameters = '/webhooks/00000000-0000-4000-8000-000000000000?colour=red';
+    for (const path of ['/auctions', '/auctions/live', '/auctions/1/bids', '/stats?make=Porsche', noParameters]) {
       const res = await get(path);
       expect({ path, status: res.status }).toEqual({ path, status: 401 });
       expect(res.body).toEqual({ error: 'Unauthorized', message: expect.stringContaining('Authorization: Bearer <API_KEY>') });
@@ -66,6 +68,10 @@ describe('API access on the real routes', () => {
       expect({ path, status: res.status }).toEqual({ path, status: 400 });
     }
     expect(await used(account)).toBe(3);
+
+    const unknown = await get('/makes?colour=red', account);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.details).toEqual({ colour: ['colour is not a recognised parameter'] });
 
     const makes = await get('/makes', account);
     expect(makes.status).toBeLessThan(500);

@@ -17,7 +17,7 @@ import {
 } from '@cars/runtime';
 import { ApiException } from './http/api-exception';
 import { ErrorEnvelopeFilter, errorNameOf, frameworkErrorResponse, noRoute } from './http/error.filter';
-import { applyStrictQuery } from './http/strict-query.interceptor';
+import { applyStrictQuery } from './http/strict-query.guard';
 import { endWorkWithHandlers } from './metering/in-flight';
 import { createValidationPipe } from './http/validation.pipe';
 import { instrumentGateway } from './metrics/gateway.metrics';

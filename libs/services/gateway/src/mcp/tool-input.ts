@@ -114,7 +114,7 @@ export type ToolInputOutcome = { ok: true; values: object[] } | { ok: false; det
 export function parseToolInput(inputs: readonly ToolInput[], args: Record<string, unknown> | undefined): ToolInputOutcome {
   const given = Object.entries(args ?? {}).filter(([, value]) => value !== null);
   if (inputs.length === 0) {
-    // A route without parameters (GET /makes): what the strict-query interceptor answers.
+    // A route without parameters (GET /makes): what the strict-query guard answers.
     if (given.length === 0) return { ok: true, values: [] };
     return { ok: false, details: Object.fromEntries(given.map(([name]) => [name, [unrecognised(name, 'parameter')]])) };
   }
