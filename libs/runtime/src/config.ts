@@ -245,9 +245,12 @@ export class ApiAccessEnv {
   @IntSetting(1000, 600000)
   METERING_LEASE_TTL_MS: number = 30000;
 
-  /** A lease unused this long is settled and its unused units given back. */
-  @IntSetting(10, 60000)
-  METERING_LEASE_IDLE_MS: number = 250;
+  /**
+   * A lease unused this long is settled and its unused units given back; near the account's
+   * limit, after 250 ms (or this, if shorter). A slow client's lease lives between its requests.
+   */
+  @IntSetting(10, 600000)
+  METERING_LEASE_IDLE_MS: number = 10000;
 
   /**
    * Requests one account may have in flight at once on a gateway process, on the routes that reach

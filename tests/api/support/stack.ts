@@ -90,7 +90,10 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       DatabaseModule.forRoot({ url: databaseUrl, poolSize: 4 }),
       MessagingModule.forRoot({ transport: 'rmq', url: rabbitUrl, rpcTimeoutMs: 4000 }),
       GatewayModule,
-      ...(options.access ? [ApiAccessConfigModule.forRoot(options.access)] : []),
+      // Leases close 250 ms after their last request (the default keeps them 10 s, for slow
+      // clients): the ledger then shows every unit settled, none reserved, soon after a test's
+      // last request (`settledUsage`).
+      ApiAccessConfigModule.forRoot({ leaseIdleMs: 250, ...options.access }),
       ...(options.gatewayImports ?? []),
     ],
   })

@@ -161,7 +161,19 @@ async function concurrent(origin: string, keys: string[], options: Options) {
       client.setHeaders({ authorization: `Bearer ${keys[next++ % keys.length]}` });
     },
   });
-  return { rps: result.requests.average, total: result.requests.total, ok: result['2xx'], p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+  // The statuses other than 2xx, e.g. "429×3 503×1" (empty when none).
+  const statuses = Object.entries(result.statusCodeStats ?? {})
+    .filter(([code]) => !code.startsWith('2'))
+    .map(([code, stat]) => `${code}×${stat.count}`)
+    .join(' ');
+  return {
+    rps: result.requests.average,
+    total: result.requests.total,
+    ok: result['2xx'],
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + (statuses ? ` (${statuses})` : ''),
+  };
 }
 
 type LoadRun = Awaited<ReturnType<typeof concurrent>>;

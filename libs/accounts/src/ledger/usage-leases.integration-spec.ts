@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import { createAccount } from '../accounts/accounts.service';
 import { getUsage, getUsageBreakdown, reserveUsage, setUsedUnits } from './usage-ledger';
-import { leaseUsage, releaseExpiredLeases, settleLease } from './usage-leases';
+import { billingPeriod } from './billing-period';
+import { leaseUsage, leaseUsageBatch, releaseExpiredLeases, settleLease, settleLeases } from './usage-leases';
 
 describe('usage leases (PostgreSQL)', () => {
   // Enough connections for the concurrent grants to meet at the row lock.
@@ -74,5 +75,88 @@ describe('usage leases (PostgreSQL)', () => {
     expect(await settleLease(sql, { leaseId: expired, spent: 5, returned: 0, kind: 'request', close: false, ttlMs: 30000 })).toBe(false);
     expect(await releaseExpiredLeases(sql, accountId)).toBe(0);
     expect(await getUsage(sql, accountId)).toMatchObject({ used: 0, reserved: 12 });
+  });
+
+  describe('in batches (one statement for many accounts)', () => {
+    const period = billingPeriod();
+    const options = { shareOfRoom: 4, ttlMs: 30000, holder: 'spec' };
+
+    it('grants to each lease by its own account\'s room: a new period row, a nearly full one, a full one, two leases of one account', async () => {
+      const [fresh, nearly, full, twice] = await Promise.all([newAccount(), newAccount(), newAccount(), newAccount()]);
+      await setUsedUnits(sql, nearly, 998);
+      await setUsedUnits(sql, full, 1000);
+      const [a, b] = [randomUUID(), randomUUID()];
+      const grants = await leaseUsageBatch(
+        sql,
+        [
+          { leaseId: randomUUID(), accountId: fresh, period, limit: 1000, want: 16 },
+          { leaseId: randomUUID(), accountId: nearly, period, limit: 1000, want: 16 },
+          { leaseId: randomUUID(), accountId: full, period, limit: 1000, want: 16 },
+          { leaseId: a, accountId: twice, period, limit: 100, want: 64 },
+          { leaseId: b, accountId: twice, period, limit: 100, want: 64 },
+        ],
+        options,
+      );
+      expect(grants).toMatchObject([
+        { ok: true, units: 16, consumed: 16, limit: 1000, period: period.key, periodEnd: period.end },
+        { ok: true, units: 1, consumed: 999 },
+        { ok: false, limit: 1000, period: period.key },
+        { ok: true, units: 25, consumed: 25 },
+        // The second lease of the account sees the first one's grant: a quarter of 75.
+        { ok: true, units: 18, consumed: 43 },
+      ]);
+      expect(await getUsage(sql, fresh)).toMatchObject({ used: 0, reserved: 16 });
+      expect(await getUsage(sql, nearly)).toMatchObject({ used: 998, reserved: 1 });
+      expect(await getUsage(sql, full)).toMatchObject({ used: 1000, reserved: 0 });
+      expect(await getUsage(sql, twice)).toMatchObject({ used: 0, reserved: 43 });
+      expect(await leaseUnits(twice)).toBe(43);
+    });
+
+    it('never grants beyond a limit when batches over the same accounts, in opposite orders, meet the delivery worker at the rows', async () => {
+      const accounts = await Promise.all(Array.from({ length: 6 }, () => newAccount()));
+      const holders = [randomUUID(), randomUUID()];
+      const batch = (holder: string, order: readonly string[]) =>
+        leaseUsageBatch(sql, order.map((accountId) => ({ leaseId: holder === holders[0] ? accountId.replace(/^.{8}/, '00000000') : accountId.replace(/^.{8}/, '11111111'), accountId, period, limit: 120, want: 8 })), options);
+      const reversed = [...accounts].reverse();
+      const results = await Promise.all([
+        ...Array.from({ length: 40 }, (_, i) => batch(holders[i % 2], i % 2 === 0 ? accounts : reversed)),
+        ...accounts.flatMap((accountId) => Array.from({ length: 4 }, () => reserveUsage(sql, { accountId, limit: 120, units: 5 }))),
+      ]);
+      for (const accountId of accounts) {
+        const usage = await getUsage(sql, accountId);
+        expect(usage.used + usage.reserved).toBe(120);
+        let reservedByDeliveries = 0;
+        for (const r of results.flat()) if (r.ok && 'reservation' in r && r.reservation.accountId === accountId) reservedByDeliveries += r.reservation.units;
+        expect(await leaseUnits(accountId)).toBe(120 - reservedByDeliveries);
+      }
+    });
+
+    it('settles, renews and closes many leases of several accounts in one call; a swept lease is not known and changes nothing', async () => {
+      const [first, second] = await Promise.all([newAccount(), newAccount()]);
+      const [kept, closed, other, swept] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      await leaseUsageBatch(
+        sql,
+        [
+          { leaseId: kept, accountId: first, period, limit: 1000, want: 10 },
+          { leaseId: other, accountId: second, period, limit: 1000, want: 10 },
+        ],
+        options,
+      );
+      await leaseUsage(sql, { leaseId: closed, accountId: first, limit: 1000, want: 10, shareOfRoom: 4, ttlMs: 30000, holder: 'spec' });
+      const known = await settleLeases(sql, [
+        { leaseId: kept, spent: 4, returned: 1, kind: 'request', close: false, ttlMs: 30000 },
+        { leaseId: closed, spent: 3, returned: 0, kind: 'request', close: true, ttlMs: 30000 },
+        { leaseId: other, spent: 10, returned: 0, close: false, ttlMs: 30000 },
+        { leaseId: swept, spent: 2, returned: 0, kind: 'request', close: false, ttlMs: 30000 },
+        // The same lease again: settled after the first of its settlements.
+        { leaseId: kept, spent: 5, returned: 0, kind: 'request', close: true, ttlMs: 30000 },
+      ]);
+      expect([...known].sort()).toEqual([kept, closed, other].sort());
+      expect(await getUsageBreakdown(sql, first)).toMatchObject({ used: 12, reserved: 0, requests: 12 });
+      // Units that are not requests count as used only.
+      expect(await getUsageBreakdown(sql, second)).toMatchObject({ used: 10, reserved: 0, requests: 0 });
+      expect(await leaseUnits(first)).toBe(0);
+      expect(await leaseUnits(second)).toBe(0);
+    });
   });
 });

@@ -16,7 +16,7 @@ describe('loadApiAccessConfig', () => {
       meteringPoolSize: 8,
       leaseMaxUnits: 64,
       leaseTtlMs: 30000,
-      leaseIdleMs: 250,
+      leaseIdleMs: 10000,
       maxInFlightPerAccount: 4,
     });
   });

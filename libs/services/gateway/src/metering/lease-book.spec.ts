@@ -1,7 +1,7 @@
 import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
 import { LeaseBook, LeaseSettings, nextBlockSize, TakeResult } from './lease-book';
 
-const SETTINGS: LeaseSettings = { maxUnits: 8, ttlMs: 30000, idleMs: 250, settleMs: 1000, hotMs: 1000 };
+const SETTINGS: LeaseSettings = { maxUnits: 8, ttlMs: 30000, idleMs: 250, nearLimitIdleMs: 250, settleMs: 1000, hotMs: 1000 };
 const PERIOD_END = new Date('2026-12-01T00:00:00Z');
 
 /** A ledger of one account in memory: grants up to the room left, records every statement. */
@@ -47,13 +47,13 @@ function setup(limit = 1000, settings: LeaseSettings = SETTINGS) {
   let now = 1_000_000;
   const errors: string[] = [];
   const book = new LeaseBook(ledger, settings, () => now, (what) => errors.push(what));
-  const take = () => book.take('acc', '2026-11-01', PERIOD_END, limit, new Date(now));
+  const take = () => book.take('acc', '2026-11-01', PERIOD_END, limit);
   const ok = (r: TakeResult) => {
     if (!r.ok) throw new Error('refused');
     return r.take;
   };
   /** As a request does: a unit at once if the lease has one (null otherwise), else `take`. */
-  const takeNow = () => book.takeNow('acc', '2026-11-01', limit, new Date(now));
+  const takeNow = () => book.takeNow('acc', '2026-11-01', limit);
   return { ledger, book, take, takeNow, ok, errors, advance: (ms: number) => (now += ms) };
 }
 
@@ -155,8 +155,9 @@ describe('LeaseBook', () => {
     book.tick();
     await book.idle();
     advance(60_000);
+    const before = ledger.grants.length;
     book.give(ok(await take()), true);
-    expect(ledger.grants.at(-1)).toBe(1);
+    expect(ledger.grants[before]).toBe(1);
   });
 
   it('grants less near the limit and refuses every waiter once no unit is left: exactly the allowance is served', async () => {
@@ -175,8 +176,9 @@ describe('LeaseBook', () => {
     ledger.pending.shift()!();
     const results = await Promise.all(waiting);
     expect(results.every((r) => r.ok)).toBe(true);
-    // The first take's grant (1 unit), then one for the four that arrived meanwhile.
-    expect(ledger.grants).toEqual([1, 4]);
+    // The first take's grant (1 unit), then one for the four that arrived meanwhile; then, the
+    // lease empty, the next block asked for ahead.
+    expect(ledger.grants).toEqual([1, 4, 4]);
     expect(results.map((r) => r.ok && r.take.remaining)).toEqual([999, 998, 997, 996, 995]);
   });
 
@@ -218,7 +220,8 @@ describe('LeaseBook', () => {
     advance(SETTINGS.ttlMs / 2);
     const next = ok(await take());
     expect(ledger.leases.size).toBe(2);
-    expect(ledger.grants).toEqual([1, 2, 1]);
+    // The new lease's first unit, and its next block asked for ahead.
+    expect(ledger.grants).toEqual([1, 2, 1, 2]);
     book.give(next, true);
     book.give(inFlight, true);
   });
@@ -226,6 +229,7 @@ describe('LeaseBook', () => {
   it('writes nothing more for a lease the ledger swept (expired): its units are back there', async () => {
     const { ledger, book, take, ok, advance } = setup();
     const t = ok(await take());
+    await book.idle(); // the next block, asked for ahead, is granted too
     ledger.leases.clear(); // another gateway's sweep
     ledger.reserved = 0;
     book.give(t, true);
@@ -242,5 +246,78 @@ describe('LeaseBook', () => {
     for (let i = 0; i < 4; i += 1) book.give(ok(await take()), true);
     await book.closeAll();
     expect({ used: ledger.used, reserved: ledger.reserved, leases: ledger.leases.size }).toEqual({ used: 4, reserved: 0, leases: 0 });
+  });
+
+  it('keeps a slow account\'s lease between requests and never makes it wait again; near the limit an unused lease closes after nearLimitIdleMs', async () => {
+    const settings = { ...SETTINGS, idleMs: 10_000, nearLimitIdleMs: 250 };
+    const slow = setup(1_000_000, settings);
+    slow.book.give(slow.ok(await slow.take()), true);
+    let waited = 0;
+    for (let i = 0; i < 20; i += 1) {
+      slow.advance(2_000); // one request every 2 s
+      slow.book.tick();
+      await slow.book.idle();
+      const now = slow.takeNow();
+      if (now?.ok) slow.book.give(now.take, true);
+      else {
+        waited += 1;
+        slow.book.give(slow.ok(await slow.take()), true);
+      }
+      await slow.book.idle();
+    }
+    expect(waited).toBe(0);
+    expect(slow.ledger.settlements.filter((s) => s.close)).toEqual([]);
+    expect(slow.ledger.used).toBe(21 - 1); // settled every settleMs, the last request's unit not yet
+    // Unused for idleMs: closed, every unit settled or given back.
+    slow.advance(settings.idleMs);
+    slow.book.tick();
+    await slow.book.idle();
+    expect({ used: slow.ledger.used, reserved: slow.ledger.reserved, book: slow.book.size }).toEqual({ used: 21, reserved: 0, book: 0 });
+
+    // 10 units in all: after its first grants fewer than maxUnits are left unreserved, so the lease is near the limit.
+    const near = setup(10, settings);
+    near.book.give(near.ok(await near.take()), true);
+    await near.book.idle();
+    near.advance(settings.nearLimitIdleMs);
+    near.book.tick();
+    await near.book.idle();
+    expect({ used: near.ledger.used, reserved: near.ledger.reserved, book: near.book.size }).toEqual({ used: 1, reserved: 0, book: 0 });
+  });
+
+  it('hurries the ledger when a request waits for a block that was asked for ahead', async () => {
+    const ledger = new FakeLedger(1_000_000);
+    const ahead: boolean[] = [];
+    let hurried = 0;
+    let now = 1_000_000;
+    const book = new LeaseBook(
+      {
+        grant: (request, early) => {
+          ahead.push(early);
+          return ledger.grant(request);
+        },
+        settle: (s) => ledger.settle(s),
+        hurry: () => (hurried += 1),
+      },
+      SETTINGS,
+      () => now,
+      () => undefined,
+    );
+    const take = () => book.take('acc', '2026-11-01', PERIOD_END, 1_000_000);
+    const first = await take(); // waits; the next block is asked for ahead
+    expect(ahead).toEqual([false, true]);
+    ledger.hold = true;
+    now += 10;
+    if (first.ok) book.give(first.take, true);
+    await book.idle();
+    // Both units of the second block taken, the third block asked for ahead and held up in the ledger.
+    const units = [book.takeNow('acc', '2026-11-01', 1_000_000), book.takeNow('acc', '2026-11-01', 1_000_000)];
+    expect(units.every((u) => u?.ok)).toBe(true);
+    expect(ahead).toEqual([false, true, true]);
+    expect(hurried).toBe(0);
+    const waiting = take();
+    expect(hurried).toBe(1);
+    ledger.hold = false;
+    ledger.pending.shift()!();
+    expect((await waiting).ok).toBe(true);
   });
 });

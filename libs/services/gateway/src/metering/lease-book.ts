@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
+import type { LeaseGrant, LeaseRequest, LeaseSettlement } from '@cars/accounts';
 
 /**
  * The allowance a gateway holds in leases (docs/adr/0007-metering-leases.md), one lease per
@@ -12,7 +12,16 @@ import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
  *   give   — the request's outcome: spent (counts) or back in the lease.
  *   tick   — settles spent units (and renews the lease) every `settleMs`, renews a lease that has
  *            nothing to settle before a third of its TTL passed, and closes a lease unused for
- *            `idleMs` (spent units settled, the rest given back).
+ *            `idleMs` — `nearLimitIdleMs` near the account's limit — (spent units settled, the
+ *            rest given back).
+ *
+ * An account's lease lives while it is used at all, however slowly: closing it after a short
+ * pause would make a slow client's every request wait for a grant, and cost a close besides.
+ * Near the limit — the ledger granted less than asked, or fewer than `maxUnits` units are left
+ * unreserved — the units a lease holds may be the last another gateway's request needs, so an
+ * unused lease gives them back after `nearLimitIdleMs`. The ledger (`LeaseLedger`) may gather
+ * the statements of many leases into one (grants asked for ahead and settlements wait for its
+ * next batch; a grant a request waits for goes at once, `hurry`).
  *
  * Block sizes (`nextBlockSize`): 1 unit for a lease's first grant (half the last block of the
  * key's lease if one retired within a minute); a block spent within `hotMs` is followed by one
@@ -29,14 +38,20 @@ const RECENT_SIZE_MS = 60_000;
 const MAX_RECENT_SIZES = 50_000;
 
 export interface LeaseLedger {
-  grant(request: { leaseId: string; accountId: string; limit: number; want: number; now: Date }): Promise<LeaseGrant>;
+  /** `ahead`: no request waits for it yet (the lease still holds half a block). */
+  grant(request: LeaseRequest, ahead: boolean): Promise<LeaseGrant>;
   settle(settlement: LeaseSettlement): Promise<boolean>;
+  /** A request now waits for a grant asked for ahead: send it without waiting for company. */
+  hurry?(): void;
 }
 
 export interface LeaseSettings {
   maxUnits: number;
   ttlMs: number;
+  /** An unused lease closes after this long… */
   idleMs: number;
+  /** …or after this long near the account's limit. */
+  nearLimitIdleMs: number;
   settleMs: number;
   hotMs: number;
 }
@@ -55,6 +70,8 @@ export class Lease {
   size = 1;
   /** used + reserved the ledger reported at the last grant (this lease's whole block included). */
   consumed = 0;
+  /** The last grant was less than asked for, or left fewer than `maxUnits` units unreserved. */
+  nearLimit = false;
   /** No longer granted to or taken from (closing, expired, or swept). */
   retired = false;
   /** Swept by another gateway (the ledger no longer knows it): nothing of it is written again. */
@@ -66,6 +83,7 @@ export class Lease {
     readonly key: string,
     readonly accountId: string,
     readonly limit: number,
+    readonly period: string,
     readonly periodEnd: Date,
   ) {}
 
@@ -106,7 +124,7 @@ export class LeaseBook {
   ) {}
 
   /** A unit of the account's allowance for one request. */
-  take(accountId: string, period: string, periodEnd: Date, limit: number, now: Date): Promise<TakeResult> {
+  take(accountId: string, period: string, periodEnd: Date, limit: number): Promise<TakeResult> {
     const key = `${accountId}|${period}|${limit}`;
     let lease = this.leases.get(key);
     if (lease && !this.usable(lease)) {
@@ -114,7 +132,7 @@ export class LeaseBook {
       lease = undefined;
     }
     if (!lease) {
-      lease = new Lease(key, accountId, limit, periodEnd);
+      lease = new Lease(key, accountId, limit, period, periodEnd);
       lease.size = this.startingSize(key);
       this.leases.set(key, lease);
     }
@@ -124,7 +142,8 @@ export class LeaseBook {
     const current = lease;
     return new Promise<TakeResult>((resolve, reject) => {
       current.waiters.push({ resolve, reject });
-      if (!current.granting) this.track(this.grant(current, period, now));
+      if (!current.granting) this.track(this.grant(current, period));
+      else if (current.waiters.length === 1) this.ledger.hurry?.();
     });
   }
 
@@ -132,13 +151,13 @@ export class LeaseBook {
    * A unit of the account's lease here, without waiting: null when none is free now (no lease,
    * its units taken, or it may no longer be spent) — then `take`, which asks the ledger.
    */
-  takeNow(accountId: string, period: string, limit: number, now: Date): TakeResult | null {
+  takeNow(accountId: string, period: string, limit: number): TakeResult | null {
     const lease = this.leases.get(`${accountId}|${period}|${limit}`);
     if (!lease || lease.waiters.length > 0) return null;
     const served = this.serve(lease, period);
     if (served) {
       lease.lastUseAt = this.clock();
-      this.grantAhead(lease, period, now);
+      this.grantAhead(lease, period);
     }
     return served;
   }
@@ -149,9 +168,9 @@ export class LeaseBook {
    * every block. A refused or failed early grant changes nothing: the lease spends what it holds,
    * and the request that finds it empty asks (and waits) as before.
    */
-  private grantAhead(lease: Lease, period: string, now: Date): void {
+  private grantAhead(lease: Lease, period: string): void {
     if (lease.granting || lease.lastGrantAt === 0 || lease.available * 2 > lease.size) return;
-    this.track(this.grant(lease, period, now, true));
+    this.track(this.grant(lease, period, true));
   }
 
   /** The request's unit: spent (it counts) or back in its lease for the next request. */
@@ -168,7 +187,8 @@ export class LeaseBook {
     const now = this.clock();
     for (const lease of this.leases.values()) {
       if (lease.granting || lease.settling > 0) continue;
-      const idle = lease.inFlight === 0 && lease.waiters.length === 0 && now - lease.lastUseAt >= this.settings.idleMs;
+      const idleMs = lease.nearLimit ? this.settings.nearLimitIdleMs : this.settings.idleMs;
+      const idle = lease.inFlight === 0 && lease.waiters.length === 0 && now - lease.lastUseAt >= idleMs;
       if (idle) {
         this.retire(lease);
         this.track(this.close(lease));
@@ -231,7 +251,7 @@ export class LeaseBook {
   }
 
   /** Grants blocks while requests wait (`ahead`: at least one, waited for or not). */
-  private async grant(lease: Lease, period: string, now: Date, ahead = false): Promise<void> {
+  private async grant(lease: Lease, period: string, ahead = false): Promise<void> {
     lease.granting = true;
     try {
       while ((ahead || lease.waiters.length > 0) && !lease.retired) {
@@ -239,10 +259,13 @@ export class LeaseBook {
         ahead = false;
         const at = this.clock();
         if (lease.lastGrantAt > 0) lease.size = nextBlockSize(lease.size, at - lease.lastGrantAt, this.settings);
-        const want = Math.max(lease.size, lease.waiters.length);
+        const want = Math.min(Math.max(lease.size, lease.waiters.length), this.settings.maxUnits);
         let granted: LeaseGrant;
         try {
-          granted = await this.ledger.grant({ leaseId: lease.id, accountId: lease.accountId, limit: lease.limit, want: Math.min(want, this.settings.maxUnits), now });
+          granted = await this.ledger.grant(
+            { leaseId: lease.id, accountId: lease.accountId, period: { key: period, end: lease.periodEnd }, limit: lease.limit, want },
+            early,
+          );
         } catch (error) {
           if (early && lease.waiters.length === 0) this.onError('grant ahead', error);
           for (const waiter of lease.waiters.splice(0)) waiter.reject(error);
@@ -251,6 +274,7 @@ export class LeaseBook {
         if (!granted.ok) {
           // Refused: the allowance has no room. Units still free here are served first; a
           // waiter is refused only when none is left.
+          lease.nearLimit = true;
           this.drain(lease, period);
           for (const waiter of lease.waiters.splice(0)) waiter.resolve({ ok: false, limit: granted.limit, periodEnd: granted.periodEnd });
           return;
@@ -258,8 +282,12 @@ export class LeaseBook {
         lease.renewedAt = at; // a grant renews the lease
         lease.held += granted.units;
         lease.consumed = granted.consumed;
+        lease.nearLimit = granted.units < want || lease.limit - granted.consumed < this.settings.maxUnits;
         lease.lastGrantAt = at;
         this.drain(lease, period);
+        // Served the waiters and half a block or less is left: the next block, asked for ahead
+        // (as a unit taken at once asks, `grantAhead`) — or a slow account waits at every block.
+        ahead = lease.waiters.length === 0 && !early && lease.available * 2 <= lease.size;
       }
     } finally {
       lease.granting = false;

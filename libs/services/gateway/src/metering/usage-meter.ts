@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { billingPeriod, createLedgerPool, effectivePlan, LedgerPool, leaseUsage, releaseExpiredLeases, settleLease } from '@cars/accounts';
+import { billingPeriod, createLedgerPool, effectivePlan, LedgerPool, leaseUsageBatch, releaseExpiredLeases, settleLeases } from '@cars/accounts';
 import { ServiceUnavailableError } from '@cars/messaging';
 import { connectionUrlOf } from '@cars/persistence';
 import { hostname } from 'node:os';
@@ -10,11 +10,16 @@ import { monthlyLimitExceeded } from './admission.errors';
 import { API_ACCESS_CONFIG, ApiAccessConfig } from './api-access.config';
 import { errorMessage } from '@cars/contracts';
 import { LeaseBook, LeaseRetired, LeaseTake } from './lease-book';
+import { LedgerBatches } from './ledger-batches';
 
 export type { MeterTicket } from '../http/request-context';
 
-/** How often the lease book settles, renews and closes idle leases. */
+/** How often the lease book settles, renews and closes idle leases, and grants asked for ahead go to the ledger. */
 const TICK_MS = 50;
+/** Settlements (and closes) go to the ledger every this many ticks, all of them in one statement. */
+const SETTLE_EVERY_TICKS = 5;
+/** Near the account's limit, a lease unused this long gives its units back (see `LeaseBook`). */
+const NEAR_LIMIT_IDLE_MS = 250;
 /** A settlement of spent units at least this often per lease in use (what the overview trails by). */
 const SETTLE_MS = 1000;
 /** A grant asked for within this long of the previous one asks for a block twice as large. */
@@ -35,6 +40,8 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Metering');
   private pool?: LedgerPool;
   private book?: LeaseBook;
+  private batches?: LedgerBatches;
+  private ticks = 0;
   private timer?: NodeJS.Timeout;
   private unreport?: () => void;
   private lastSweep = 0;
@@ -55,18 +62,26 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     });
     this.pool = pool;
     const ttlMs = this.config.leaseTtlMs;
-    this.book = new LeaseBook(
-      {
-        grant: (r) => {
-          meteringStatements.inc({ statement: 'grant' });
-          return leaseUsage(pool, { ...r, shareOfRoom: SHARE_OF_ROOM, ttlMs, holder: this.holder });
-        },
-        settle: (s) => {
-          meteringStatements.inc({ statement: s.close ? 'close' : 'settle' });
-          return settleLease(pool, s);
-        },
+    this.batches = new LedgerBatches({
+      grant: (requests) => {
+        meteringStatements.inc({ statement: 'grant' });
+        return leaseUsageBatch(pool, requests, { shareOfRoom: SHARE_OF_ROOM, ttlMs, holder: this.holder });
       },
-      { maxUnits: this.config.leaseMaxUnits, ttlMs, idleMs: this.config.leaseIdleMs, settleMs: Math.min(SETTLE_MS, ttlMs / 4), hotMs: HOT_MS },
+      settle: (settlements) => {
+        meteringStatements.inc({ statement: settlements.every((s) => s.close) ? 'close' : 'settle' });
+        return settleLeases(pool, settlements);
+      },
+    });
+    this.book = new LeaseBook(
+      this.batches,
+      {
+        maxUnits: this.config.leaseMaxUnits,
+        ttlMs,
+        idleMs: this.config.leaseIdleMs,
+        nearLimitIdleMs: Math.min(NEAR_LIMIT_IDLE_MS, this.config.leaseIdleMs),
+        settleMs: Math.min(SETTLE_MS, ttlMs / 4),
+        hotMs: HOT_MS,
+      },
       () => Date.now(),
       (what, error) => this.logger.error(`could not ${what} a lease of allowance: ${errorMessage(error)}`),
     );
@@ -78,6 +93,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.batches?.flushAlways();
     await this.book?.closeAll();
     this.unreport?.();
     const pool = this.pool;
@@ -98,7 +114,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
   reserve(principal: ApiPrincipal, now = new Date()): MeterTicket | Promise<MeterTicket> {
     const plan = effectivePlan(principal, now);
     const period = billingPeriod(now);
-    const served = this.book?.takeNow(principal.accountId, period.key, plan.monthlyLimit, now);
+    const served = this.book?.takeNow(principal.accountId, period.key, plan.monthlyLimit);
     if (served?.ok) return this.ticketFor(principal, served.take);
     return this.reserveFromLedger(principal, now);
   }
@@ -109,7 +125,7 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     let result;
     for (let attempt = 0; ; attempt += 1) {
       try {
-        result = await this.leases.take(principal.accountId, period.key, period.end, plan.monthlyLimit, now);
+        result = await this.leases.take(principal.accountId, period.key, period.end, plan.monthlyLimit);
         // Used up: units a dead gateway's expired lease still holds come back first.
         if (!result.ok && attempt === 0 && this.maySweepFor(principal.accountId) && (await this.sweep(principal.accountId)) > 0) continue;
         break;
@@ -141,8 +157,9 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     if (ticket instanceof LeaseTicket) this.leases.give(ticket.take, counted);
   }
 
-  /** Resolves once every ledger statement started so far has ended. */
+  /** Resolves once every ledger statement started so far has ended (those waiting for a tick are sent now). */
   async settled(): Promise<void> {
+    this.batches?.flush(true);
     await this.book?.idle();
   }
 
@@ -150,6 +167,8 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
     const book = this.book;
     if (!book) return;
     book.tick();
+    this.ticks += 1;
+    this.batches!.flush(this.ticks % SETTLE_EVERY_TICKS === 0);
     // Leases of dead gateways, swept by every gateway a few times per TTL.
     const now = Date.now();
     for (const [accountId, at] of this.refusedSweeps) if (now - at >= 1000) this.refusedSweeps.delete(accountId);
