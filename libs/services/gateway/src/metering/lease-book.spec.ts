@@ -1,7 +1,7 @@
 import type { LeaseGrant, LeaseSettlement } from '@cars/accounts';
 import { LeaseBook, LeaseSettings, nextBlockSize, TakeResult } from './lease-book';
 
-const SETTINGS: LeaseSettings = { maxUnits: 8, ttlMs: 30000, idleMs: 250, nearLimitIdleMs: 250, settleMs: 1000, hotMs: 1000 };
+const SETTINGS: LeaseSettings = { maxUnits: 8, ttlMs: 30000, idleMs: 250, nearLimitIdleMs: 250, nearLimitUnits: 32, settleMs: 1000, hotMs: 1000 };
 const PERIOD_END = new Date('2026-12-01T00:00:00Z');
 
 /** A ledger of one account in memory: grants up to the room left, records every statement. */
@@ -274,8 +274,8 @@ describe('LeaseBook', () => {
     await slow.book.idle();
     expect({ used: slow.ledger.used, reserved: slow.ledger.reserved, book: slow.book.size }).toEqual({ used: 21, reserved: 0, book: 0 });
 
-    // 10 units in all: after its first grants fewer than maxUnits are left unreserved, so the lease is near the limit.
-    const near = setup(10, settings);
+    // 34 units in all: after its second grant fewer than nearLimitUnits (32) are left unreserved, so the lease is near the limit.
+    const near = setup(34, settings);
     near.book.give(near.ok(await near.take()), true);
     await near.book.idle();
     near.advance(settings.nearLimitIdleMs);

@@ -17,9 +17,10 @@ import type { LeaseGrant, LeaseRequest, LeaseSettlement } from '@cars/accounts';
  *
  * An account's lease lives while it is used at all, however slowly: closing it after a short
  * pause would make a slow client's every request wait for a grant, and cost a close besides.
- * Near the limit — the ledger granted less than asked, or fewer than `maxUnits` units are left
- * unreserved — the units a lease holds may be the last another gateway's request needs, so an
- * unused lease gives them back after `nearLimitIdleMs`. The ledger (`LeaseLedger`) may gather
+ * Near the limit — the ledger granted less than asked, or fewer than `nearLimitUnits` units are
+ * left unreserved (where the ledger's grants shrink below a full block) — the units a lease holds
+ * may be the last another gateway's request needs, so an unused lease gives them back after
+ * `nearLimitIdleMs`. The ledger (`LeaseLedger`) may gather
  * the statements of many leases into one (grants asked for ahead and settlements wait for its
  * next batch; a grant a request waits for goes at once, `hurry`).
  *
@@ -50,8 +51,9 @@ export interface LeaseSettings {
   ttlMs: number;
   /** An unused lease closes after this long… */
   idleMs: number;
-  /** …or after this long near the account's limit. */
+  /** …or after this long near the account's limit: fewer than `nearLimitUnits` left unreserved at its last grant. */
   nearLimitIdleMs: number;
+  nearLimitUnits: number;
   settleMs: number;
   hotMs: number;
 }
@@ -70,7 +72,7 @@ export class Lease {
   size = 1;
   /** used + reserved the ledger reported at the last grant (this lease's whole block included). */
   consumed = 0;
-  /** The last grant was less than asked for, or left fewer than `maxUnits` units unreserved. */
+  /** The last grant was less than asked for (or refused), or left fewer than `nearLimitUnits` units unreserved. */
   nearLimit = false;
   /** No longer granted to or taken from (closing, expired, or swept). */
   retired = false;
@@ -282,7 +284,7 @@ export class LeaseBook {
         lease.renewedAt = at; // a grant renews the lease
         lease.held += granted.units;
         lease.consumed = granted.consumed;
-        lease.nearLimit = granted.units < want || lease.limit - granted.consumed < this.settings.maxUnits;
+        lease.nearLimit = granted.units < want || lease.limit - granted.consumed < this.settings.nearLimitUnits;
         lease.lastGrantAt = at;
         this.drain(lease, period);
         // Served the waiters and half a block or less is left: the next block, asked for ahead

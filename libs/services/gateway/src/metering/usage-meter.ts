@@ -79,6 +79,8 @@ export class UsageMeter implements OnModuleInit, OnApplicationShutdown {
         ttlMs,
         idleMs: this.config.leaseIdleMs,
         nearLimitIdleMs: Math.min(NEAR_LIMIT_IDLE_MS, this.config.leaseIdleMs),
+        // Below this much room the ledger's grants shrink under a full block (a share of the room).
+        nearLimitUnits: this.config.leaseMaxUnits * SHARE_OF_ROOM,
         settleMs: Math.min(SETTLE_MS, ttlMs / 4),
         hotMs: HOT_MS,
       },
