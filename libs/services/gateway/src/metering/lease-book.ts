@@ -20,9 +20,9 @@ import type { LeaseGrant, LeaseRequest, LeaseSettlement } from '@cars/accounts';
  * Near the limit — the ledger granted less than asked, or fewer than `nearLimitUnits` units are
  * left unreserved (where the ledger's grants shrink below a full block) — the units a lease holds
  * may be the last another gateway's request needs, so an unused lease gives them back after
- * `nearLimitIdleMs`. The ledger (`LeaseLedger`) may gather
- * the statements of many leases into one (grants asked for ahead and settlements wait for its
- * next batch; a grant a request waits for goes at once, `hurry`).
+ * `nearLimitIdleMs`. The ledger (`LeaseLedger`) may gather the statements of many leases into
+ * one (grants asked for ahead and settlements wait for its next batch; a grant a request waits
+ * for goes at once, `hurry`).
  *
  * Block sizes (`nextBlockSize`): 1 unit for a lease's first grant (half the last block of the
  * key's lease if one retired within a minute); a block spent within `hotMs` is followed by one
@@ -85,7 +85,6 @@ export class Lease {
     readonly key: string,
     readonly accountId: string,
     readonly limit: number,
-    readonly period: string,
     readonly periodEnd: Date,
   ) {}
 
@@ -134,7 +133,7 @@ export class LeaseBook {
       lease = undefined;
     }
     if (!lease) {
-      lease = new Lease(key, accountId, limit, period, periodEnd);
+      lease = new Lease(key, accountId, limit, periodEnd);
       lease.size = this.startingSize(key);
       this.leases.set(key, lease);
     }
