@@ -328,7 +328,7 @@ describe('account console (browser)', () => {
   }, 60_000);
 
   it('draws the 12-month price trend with uPlot, from a counted /stats request', async () => {
-    const usedBefore = await usedUnits();
+    const usedBefore = await settledUsedUnits();
     await page.goto(at('/market'));
     await page.locator('select[name="make"] option[value="Porsche"]').waitFor({ state: 'attached' });
     expect(await text('.counted-note')).toContain('counts as one /stats request');
@@ -350,7 +350,7 @@ describe('account console (browser)', () => {
     expect(legend).toMatch(/Sales:?\s*\d+/);
     expect(legend).not.toContain('—');
     await screenshots(page, '15-market');
-    expect(await usedUnits()).toBe(usedBefore + 1);
+    expect(await settledUsedUnits()).toBe(usedBefore + 1);
   }, 60_000);
 
   it('settings: changes the password, signs out, and the wrong password is refused in words', async () => {
@@ -432,11 +432,25 @@ describe('account console (browser)', () => {
     expect(problems).toEqual([]);
   });
 
-  async function usedUnits(): Promise<number> {
-    const rows = (await db.query(
-      `SELECT coalesce(sum(used + reserved), 0)::int AS used FROM usage_ledger WHERE account_id = (SELECT id FROM accounts WHERE email = $1)`,
-      [email],
-    )) as { used: number }[];
-    return rows[0]?.used ?? 0;
+  /**
+   * The account's counted units once every spent unit has reached the ledger's `used`. The
+   * gateway settles a lease's spent units at least once a second (in a batch every 250 ms), and a
+   * lease may hold units ahead in `reserved`, so `used` unchanged over 2.5 s is the settled count.
+   */
+  async function settledUsedUnits(): Promise<number> {
+    const read = async () => {
+      const rows = (await db.query(
+        `SELECT coalesce(sum(used), 0)::int AS used FROM usage_ledger WHERE account_id = (SELECT id FROM accounts WHERE email = $1)`,
+        [email],
+      )) as { used: number }[];
+      return rows[0]?.used ?? 0;
+    };
+    let last = await read();
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const now = await read();
+      if (now === last) return now;
+      last = now;
+    }
   }
 });
