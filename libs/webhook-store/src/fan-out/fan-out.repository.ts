@@ -53,19 +53,11 @@ export class FanOutRepository {
       name: 'delivery-fan-out',
       text: `WITH batch AS (
            SELECT seq FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
-         ), pairs AS (
+         ), matched AS MATERIALIZED (
            SELECT s.id AS subscription_id, s.account_id, e.id AS event_id, e.type, e.payload::text AS payload, e.seq,
                   CASE WHEN s.filters ? 'make' AND e.make IS NULL THEN 'make' END AS waiting_reason,
-                  -- CASE: the backlog is looked at only for an endpoint that could be leased to.
-                  CASE WHEN $2::boolean AND s.circuit_state = 'closed' AND s.consecutive_failures = 0 AND NOT (s.id = ANY($9::uuid[]))
-                             AND NOT (s.filters ? 'make' AND e.make IS NULL)
-                       -- A scalar subquery, not NOT EXISTS: that would be planned as an anti-join over every due
-                       -- delivery (tens of thousands behind a dead endpoint) instead of one probe per endpoint in
-                       -- the order of webhook_deliveries_fair_idx.
-                       THEN (SELECT d.id FROM webhook_deliveries d
-                              WHERE d.subscription_id = s.id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
-                              ORDER BY d.attempts > 0, d.next_attempt_at LIMIT 1) IS NULL
-                       ELSE false END AS leasable
+                  $2::boolean AND s.circuit_state = 'closed' AND s.consecutive_failures = 0 AND NOT (s.id = ANY($9::uuid[]))
+                    AND NOT (s.filters ? 'make' AND e.make IS NULL) AS could_lease
              FROM batch JOIN events e ON e.seq = batch.seq
              JOIN webhook_subscriptions s
                ON s.enabled AND e.type = ANY (s.event_types) AND s.active_since <= e.created_at
@@ -73,6 +65,20 @@ export class FanOutRepository {
               AND (NOT (s.filters ? 'make') OR lower(s.filters ->> 'make') = lower(e.make)
                    OR (e.make IS NULL AND e.listed_make IS NOT NULL))
               AND (NOT (s.filters ? 'source') OR lower(s.filters ->> 'source') = lower(e.source))
+         ), backlog AS MATERIALIZED (
+           -- Once per endpoint the batch could lease to (not once per pair): does it have a due
+           -- delivery waiting its turn? A scalar subquery, not NOT EXISTS: that would be planned as an
+           -- anti-join over every due delivery (tens of thousands behind a dead endpoint) instead of
+           -- one probe per endpoint in the order of webhook_deliveries_fair_idx.
+           SELECT m.subscription_id,
+                  (SELECT d.id FROM webhook_deliveries d
+                    WHERE d.subscription_id = m.subscription_id AND d.status = 'pending' AND d.waiting_reason IS NULL AND d.next_attempt_at <= now()
+                    ORDER BY d.attempts > 0, d.next_attempt_at LIMIT 1) IS NULL AS clear
+             FROM (SELECT DISTINCT subscription_id FROM matched WHERE could_lease) m
+         ), pairs AS (
+           SELECT m.subscription_id, m.account_id, m.event_id, m.type, m.payload, m.seq, m.waiting_reason,
+                  m.could_lease AND coalesce(b.clear, false) AS leasable
+             FROM matched m LEFT JOIN backlog b ON b.subscription_id = m.subscription_id
          ), endpoint_turns AS (
            SELECT p.*, p.leasable AND row_number() OVER (PARTITION BY p.leasable, p.subscription_id ORDER BY p.seq) <= $4::int - coalesce(h.n, 0) AS within_endpoint
              FROM pairs p
