@@ -12,6 +12,20 @@ describe('webhook signatures (Standard Webhooks)', () => {
     expect(signature).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 
+  it('signs byte for byte as the standardwebhooks library does: any secret, id, time and body (UTF-8 included)', () => {
+    const bodies = ['', '{}', '{"make":"Škoda","title":"Café racer — 1972 ’Ducati’ 750 🏍"}', 'x'.repeat(70_000)];
+    for (let i = 0; i < 200; i += 1) {
+      const secret = i % 10 === 0 ? 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' : generateSigningSecret();
+      const msgId = `evt_${i.toString(36)}_${'é'.repeat(i % 3)}`;
+      const timestamp = new Date(1_600_000_000_000 + i * 987_654_321 + (i % 1000));
+      const body = bodies[i % bodies.length] + String(i);
+      expect(signWebhook(secret, msgId, timestamp, body)).toBe(new Webhook(secret).sign(msgId, timestamp, body));
+    }
+    // The library also takes a secret without the prefix (its base64 alone).
+    const bare = generateSigningSecret().slice('whsec_'.length);
+    expect(signWebhook(bare, 'evt_1', new Date(0), '{}')).toBe(new Webhook(bare).sign('evt_1', new Date(0), '{}'));
+  });
+
   it('generates whsec_ secrets of 32 random bytes that the library accepts', () => {
     const a = generateSigningSecret();
     const b = generateSigningSecret();

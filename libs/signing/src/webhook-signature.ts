@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 export { WebhookVerificationError } from 'standardwebhooks';
@@ -11,9 +11,19 @@ export function generateSigningSecret(): string {
   return `${SIGNING_SECRET_PREFIX}${randomBytes(32).toString('base64')}`;
 }
 
-/** One `v1,<base64>` signature of a message (Standard Webhooks: HMAC-SHA256 of `id.timestamp.body`). */
+/**
+ * One `v1,<base64>` signature of a message (Standard Webhooks: HMAC-SHA256 of
+ * `id.timestamp.body`, keyed with the base64-decoded secret after its `whsec_` prefix). Computed
+ * with node:crypto: the standardwebhooks library's `sign` runs SHA-256 in JavaScript
+ * (fast-sha256), about 5× the CPU for a 1 KB body (~10 against ~2 µs), on every delivery
+ * attempt. The spec checks this against the library's `sign`; receivers (and our tests) verify
+ * with the library.
+ */
 export function signWebhook(secret: string, msgId: string, timestamp: Date, body: string): string {
-  return new Webhook(secret).sign(msgId, timestamp, body);
+  const key = Buffer.from(secret.startsWith(SIGNING_SECRET_PREFIX) ? secret.slice(SIGNING_SECRET_PREFIX.length) : secret, 'base64');
+  if (key.length === 0) throw new Error("a signing secret can't be empty");
+  const seconds = Math.floor(timestamp.getTime() / 1000);
+  return `v1,${createHmac('sha256', key).update(`${msgId}.${seconds}.${body}`).digest('base64')}`;
 }
 
 export interface WebhookHeaders {
