@@ -240,9 +240,10 @@ export class DispatchRepository {
     schedule: RetrySchedule,
     options: { allSucceeded?: boolean } = {},
   ): Promise<Set<string>> {
-    const recorded = await rows<{ id: string }>(
-      tx,
-      `WITH recorded AS (
+    // Named: prepared once per connection, and planned once (a generic plan) rather than at every batch.
+    const { rows: recorded } = await tx.query<{ id: string }>({
+      name: 'delivery-record',
+      text: `WITH recorded AS (
          UPDATE webhook_deliveries AS d
             SET status = CASE WHEN c.ok THEN 'succeeded'
                               WHEN NOT s.enabled THEN 'canceled'
@@ -262,7 +263,7 @@ export class DispatchRepository {
           RETURNING d.id, d.subscription_id
        ), ${SUCCEEDED_HEALTH_SQL}
        SELECT id FROM recorded`,
-      [
+      values: [
         attempts.map((a) => a.id),
         attempts.map((a) => a.leaseToken),
         attempts.map((a) => a.succeeded),
@@ -274,7 +275,7 @@ export class DispatchRepository {
         schedule.jitter,
         options.allSucceeded === true && attempts.every((a) => a.succeeded),
       ],
-    );
+    });
     return new Set(recorded.map((row) => row.id));
   }
 

@@ -1,0 +1,89 @@
+import { generateMasterKey, generateSigningSecret, SecretCipher } from '@cars/signing';
+import { resolveDeliveryOptions } from '../config/delivery.options';
+import { AttemptOutcome } from './attempt-outcome';
+import { ClaimedDelivery, DeliveryStore } from './delivery-store';
+import { Dispatcher } from './dispatcher.service';
+import { Sender } from './sender';
+
+/**
+ * Outcomes are recorded in batches: under a steady stream of answers, one recording transaction
+ * per 50 ms at most (each takes what finished meanwhile), not one per handful of answers as fast
+ * as transactions return. Nothing waits beyond that, and a stop records what is left at once.
+ */
+describe('Dispatcher: recording outcomes', () => {
+  const masterKey = generateMasterKey();
+  const sealed = SecretCipher.fromEnv(masterKey).encrypt(generateSigningSecret());
+  const options = resolveDeliveryOptions({ databaseUrl: 'unused', secretKeys: masterKey, perEndpointConcurrency: 10 });
+  const ok: AttemptOutcome = { succeeded: true, status: 200, error: null, excerpt: null, durationMs: 1 };
+
+  const deliveries = (n: number): ClaimedDelivery[] =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `d${i}`,
+      subscriptionId: 'endpoint-1',
+      accountId: 'account-1',
+      eventId: `evt_${i}`,
+      eventType: 'auction.created',
+      payload: '{}',
+      url: 'https://receiver.example/hook',
+      secret: { ciphertext: sealed.ciphertext, keyId: sealed.keyId },
+      previousSecret: null,
+      leaseToken: `token-${i}`,
+      leaseExpiresAt: Date.now() + options.leaseMs,
+      reservation: null,
+      probe: false,
+      inFlightCap: 10,
+    }));
+
+  /** A store that records in 5 ms and notes when each recording started and what it held. */
+  const recordingStore = () => {
+    const recordings: { at: number; size: number }[] = [];
+    const store = {
+      claim: async () => [],
+      unclaim: async () => undefined,
+      record: async (results: readonly unknown[]) => {
+        recordings.push({ at: performance.now(), size: results.length });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { openCircuits: [] };
+      },
+    } as unknown as DeliveryStore;
+    return { store, recordings };
+  };
+
+  it('records a steady stream of answers in one transaction per 50 ms, every answer once', async () => {
+    const { store, recordings } = recordingStore();
+    // Every attempt answers in 10 ms: 10 at a time, 300 in ~300 ms, an answer every millisecond.
+    const sender = { send: () => new Promise<AttemptOutcome>((resolve) => setTimeout(() => resolve(ok), 10)) } as unknown as Sender;
+    const dispatcher = new Dispatcher(store, sender, options);
+    const started = performance.now();
+    dispatcher.take(deliveries(300));
+    const recorded = () => recordings.reduce((sum, r) => sum + r.size, 0);
+    const deadline = Date.now() + 5_000;
+    while (recorded() < 300 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    const elapsed = performance.now() - started;
+    await dispatcher.drain();
+
+    expect(recordings.reduce((sum, r) => sum + r.size, 0)).toBe(300);
+    // Back to back, 5 ms transactions would have been ~40 recordings of a few answers each.
+    expect(recordings.length).toBeLessThanOrEqual(Math.ceil(elapsed / 50) + 1);
+    for (let i = 1; i < recordings.length; i += 1) expect(recordings[i].at - recordings[i - 1].at).toBeGreaterThanOrEqual(49);
+  });
+
+  it('records a lone answer within the window, and what is left at once when stopping', async () => {
+    const { store, recordings } = recordingStore();
+    const sender = { send: async () => ok } as unknown as Sender;
+    const dispatcher = new Dispatcher(store, sender, options);
+    const started = performance.now();
+    dispatcher.take(deliveries(1));
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(recordings).toHaveLength(1);
+    expect(recordings[0].at - started).toBeLessThan(100);
+
+    // Answers right before a stop: recorded by the stop, not 50 ms later.
+    dispatcher.take(deliveries(3).map((d) => ({ ...d, id: `late-${d.id}` })));
+    await new Promise((resolve) => setImmediate(resolve));
+    const stopping = performance.now();
+    await dispatcher.drain();
+    expect(recordings.reduce((sum, r) => sum + r.size, 0)).toBe(4);
+    expect(performance.now() - stopping).toBeLessThan(40);
+  });
+});
