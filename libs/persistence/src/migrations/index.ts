@@ -18,6 +18,7 @@ import { DeliveryFairness1764910000000 } from './1764910000000-DeliveryFairness'
 import { DeliveriesDueWakeup1765000000000 } from './1765000000000-DeliveriesDueWakeup';
 import { UsageDaily1765050000000 } from './1765050000000-UsageDaily';
 import { UsageLeases1765100000000 } from './1765100000000-UsageLeases';
+import { DeliveryWriteCost1765150000000 } from './1765150000000-DeliveryWriteCost';
 
 /** Every migration, in order. Add new ones here (files: {timestamp}-{PascalCaseName}.ts). */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   DeliveriesDueWakeup1765000000000,
   UsageDaily1765050000000,
   UsageLeases1765100000000,
+  DeliveryWriteCost1765150000000,
 ];
