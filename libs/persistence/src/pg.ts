@@ -24,14 +24,26 @@ export const PG_POOL = Symbol('PG_POOL');
  */
 export type Sql = Pool | PoolClient;
 
+/**
+ * A statement's text, or its text with a name: a named statement is prepared once per connection
+ * and its plan cached (PostgreSQL settles on a generic plan after a few executions when that costs
+ * no more), where an unnamed one is parsed and planned at every call. Name the statements of hot
+ * paths; one name, one text.
+ */
+export type Statement = string | { name: string; text: string };
+
 /** The rows of one parameterized statement, typed (an UPDATE returns rows with RETURNING). */
-export async function rows<T>(db: Sql, text: string, params: readonly unknown[] = []): Promise<T[]> {
-  return (await db.query(text, [...params])).rows as T[];
+export async function rows<T>(db: Sql, statement: Statement, params: readonly unknown[] = []): Promise<T[]> {
+  const result =
+    typeof statement === 'string'
+      ? await db.query(statement, [...params])
+      : await db.query({ name: statement.name, text: statement.text, values: [...params] });
+  return result.rows as T[];
 }
 
 /** The first row of one statement, or null. */
-export async function firstRow<T>(db: Sql, text: string, params: readonly unknown[] = []): Promise<T | null> {
-  return (await rows<T>(db, text, params))[0] ?? null;
+export async function firstRow<T>(db: Sql, statement: Statement, params: readonly unknown[] = []): Promise<T | null> {
+  return (await rows<T>(db, statement, params))[0] ?? null;
 }
 
 /** SQLSTATEs worth retrying: serialization failure, deadlock. */

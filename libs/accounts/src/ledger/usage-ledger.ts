@@ -124,9 +124,18 @@ export async function reserveUnderPlan(
   options: { accountId: string; units: number; now?: Date },
 ): Promise<{ limit: number; reservation: Reservation | null } | null> {
   const period = billingPeriod(options.now);
-  const row = await firstRow<{ monthly_limit: number; reserved: boolean }>(
-    db,
-    `WITH account AS (
+  const row = await firstRow<{ monthly_limit: number; reserved: boolean }>(db, RESERVE_UNDER_PLAN, [options.accountId, period.key, options.units]);
+  if (!row) return null;
+  return {
+    limit: row.monthly_limit,
+    reservation: row.reserved ? { accountId: options.accountId, period: period.key, units: options.units } : null,
+  };
+}
+
+/** Named: the delivery worker's fan-out and claims run it in every transaction that leases. */
+const RESERVE_UNDER_PLAN = {
+  name: 'ledger-reserve-under-plan',
+  text: `WITH account AS (
        SELECT ${effectiveLimitSql('a')} AS monthly_limit FROM accounts a WHERE a.id = $1
      ), reserved AS (
        UPDATE usage_ledger l SET reserved = l.reserved + $3::int, updated_at = now()
@@ -135,29 +144,29 @@ export async function reserveUnderPlan(
        RETURNING 1
      )
      SELECT account.monthly_limit, EXISTS (SELECT 1 FROM reserved) AS reserved FROM account`,
-    [options.accountId, period.key, options.units],
-  );
-  if (!row) return null;
-  return {
-    limit: row.monthly_limit,
-    reservation: row.reserved ? { accountId: options.accountId, period: period.key, units: options.units } : null,
-  };
-}
+};
 
 /** The reserved units counted. False when there was no such reservation to commit (a bug upstream). */
 export async function commitUsage(db: Sql, reservation: Reservation): Promise<boolean> {
-  const row = await firstRow<{ used: number }>(
-    db,
-    `WITH u AS (
+  const row = await firstRow<{ used: number }>(db, COMMIT_USAGE, [
+    reservation.accountId,
+    reservation.period,
+    reservation.units,
+    reservation.kind === 'request',
+  ]);
+  return row !== null;
+}
+
+/** Named: every recording of delivery outcomes runs it. */
+const COMMIT_USAGE = {
+  name: 'ledger-commit-usage',
+  text: `WITH u AS (
        UPDATE usage_ledger
           SET used = used + $3, reserved = reserved - $3, requests = requests + CASE WHEN $4 THEN $3 ELSE 0 END, updated_at = now()
         WHERE account_id = $1 AND period = $2::date AND reserved >= $3
        RETURNING used
      ) SELECT used FROM u`,
-    [reservation.accountId, reservation.period, reservation.units, reservation.kind === 'request'],
-  );
-  return row !== null;
-}
+};
 
 /** The reserved units are given back. False when there was no such reservation to release. */
 export async function releaseUsage(db: Sql, reservation: Reservation): Promise<boolean> {

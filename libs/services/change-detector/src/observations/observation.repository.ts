@@ -154,6 +154,8 @@ export class ObservationRepository {
 
   async findForUpdate(client: PoolClient, sources: string[], ids: string[]): Promise<ExistingAuction[]> {
     const { rows } = await client.query<ExistingAuction>({
+      // Named (as every statement of a batch that is not a COPY): prepared once per connection, not planned at every batch.
+      name: 'cd_find_auctions',
       text: `
         -- cd_find_auctions
         SELECT a.id::text AS id, a.source, a.source_auction_id, a.url, a.title, a.source_status AS status,
@@ -209,6 +211,7 @@ export class ObservationRepository {
   /** Takes the pending observations of these auctions out of the table (oldest first). */
   async takePending(client: PoolClient, sources: string[], ids: string[]): Promise<PendingRow[]> {
     const { rows } = await client.query<PendingRow>({
+      name: 'cd_take_pending',
       text: `
         -- cd_take_pending
         DELETE FROM pending_observations p

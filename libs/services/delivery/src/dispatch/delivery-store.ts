@@ -55,7 +55,7 @@ export interface Recorded {
  * planner may pick when the table's statistics are stale (a new database, a sudden backlog). The
  * sorts that remain (a few hundred rows at most) then look costly enough to JIT-compile: no JIT.
  */
-const CLAIM_SETTINGS = ['enable_sort = off', 'jit = off'];
+const CLAIM_SETTINGS = ['enable_sort = off', 'jit = off', 'plan_cache_mode = force_generic_plan'];
 
 /**
  * The delivery rows are the truth (docs/adr/0006-delivery-from-the-database.md): claims, leases,
