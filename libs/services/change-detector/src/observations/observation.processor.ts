@@ -226,9 +226,8 @@ export class ObservationProcessor {
     const { version, now: transactionTime } = await this.repository.lockKeys(client, groups.map((g) => g.key));
     const now = observedAt ?? transactionTime;
     const reference = await this.reference.get(client, version);
-    const stored = await this.repository.findForUpdate(client, sources, ids);
+    const { stored, parked } = await this.repository.findAndTakePending(client, sources, ids);
     const existing = new Map(stored.map((row) => [auctionKey(row.source, row.source_auction_id), row]));
-    const parked = await this.repository.takePending(client, sources, ids);
     const batch = planBatch(withParked(grouped, parked).values(), existing, reference);
     for (const reason of batch.dropped) this.logger.warn(`dropping a pending observation that can no longer be applied: ${reason}`);
 

@@ -152,26 +152,46 @@ export class ObservationRepository {
     return { version: rows[0].version ?? '0', now: rows[0].now };
   }
 
-  async findForUpdate(client: PoolClient, sources: string[], ids: string[]): Promise<ExistingAuction[]> {
-    const { rows } = await client.query<ExistingAuction>({
-      // Named (as every statement of a batch that is not a COPY): prepared once per connection, not planned at every batch.
-      name: 'cd_find_auctions',
+  /**
+   * The batch's stored auctions, locked (in id order: concurrent batches lock them in the same
+   * order), and the pending observations of the same auctions taken out of the table (oldest
+   * first): one statement, one round trip, for what every batch reads before it decides.
+   */
+  async findAndTakePending(
+    client: PoolClient,
+    sources: string[],
+    ids: string[],
+  ): Promise<{ stored: ExistingAuction[]; parked: PendingRow[] }> {
+    const { rows } = await client.query<{ stored: ExistingAuction[]; parked: PendingRow[] }>({
+      name: 'cd_find_and_take',
       text: `
-        -- cd_find_auctions
-        SELECT a.id::text AS id, a.source, a.source_auction_id, a.url, a.title, a.source_status AS status,
-               a.price::float8 AS price, a.currency, a.year::int AS year, a.listing_make AS make, a.listing_model AS model,
-               to_char(a.auction_end_local, 'YYYY-MM-DD"T"HH24:MI:SS') AS auction_end_at,
-               a.auction_end_date::text AS auction_end_date, a.bid_count, a.sale_type, a.price_type,
-               to_char(a.observed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS observed_at,
-               a.ocd_make_name
-        FROM auctions a
-        JOIN unnest($1::text[], $2::text[]) AS k(source, source_auction_id)
-          ON a.source = k.source AND a.source_auction_id = k.source_auction_id
-        ORDER BY a.id
-        FOR UPDATE OF a`,
+        -- cd_find_and_take
+        WITH keys AS MATERIALIZED (
+          SELECT * FROM unnest($1::text[], $2::text[]) AS k(source, source_auction_id)
+        ), stored AS MATERIALIZED (
+          SELECT a.id::text AS id, a.source, a.source_auction_id, a.url, a.title, a.source_status AS status,
+                 a.price::float8 AS price, a.currency, a.year::int AS year, a.listing_make AS make, a.listing_model AS model,
+                 to_char(a.auction_end_local, 'YYYY-MM-DD"T"HH24:MI:SS') AS auction_end_at,
+                 a.auction_end_date::text AS auction_end_date, a.bid_count, a.sale_type, a.price_type,
+                 to_char(a.observed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS observed_at,
+                 a.ocd_make_name
+          FROM auctions a
+          JOIN keys k ON a.source = k.source AND a.source_auction_id = k.source_auction_id
+          ORDER BY a.id
+          FOR UPDATE OF a
+        ), parked AS MATERIALIZED (
+          DELETE FROM pending_observations p
+          USING keys k
+          WHERE p.source = k.source AND p.source_auction_id = k.source_auction_id
+          RETURNING p.id, p.source, p.source_auction_id, p.observation, p.received_at::text AS received_at
+        )
+        SELECT (SELECT coalesce(json_agg(s), '[]') FROM stored s) AS stored,
+               (SELECT coalesce(json_agg(json_build_object('id', p.id::text, 'source', p.source, 'source_auction_id', p.source_auction_id,
+                                                           'observation', p.observation, 'received_at', p.received_at) ORDER BY p.id), '[]')
+                  FROM parked p) AS parked`,
       values: [sources, ids],
     });
-    return rows;
+    return rows[0];
   }
 
   /**
@@ -206,21 +226,6 @@ export class ObservationRepository {
       oldestReceivedAt: oldest,
       byReason: Object.fromEntries(rows.map((r) => [r.reason, r.count])),
     };
-  }
-
-  /** Takes the pending observations of these auctions out of the table (oldest first). */
-  async takePending(client: PoolClient, sources: string[], ids: string[]): Promise<PendingRow[]> {
-    const { rows } = await client.query<PendingRow>({
-      name: 'cd_take_pending',
-      text: `
-        -- cd_take_pending
-        DELETE FROM pending_observations p
-        USING unnest($1::text[], $2::text[]) AS k(source, source_auction_id)
-        WHERE p.source = k.source AND p.source_auction_id = k.source_auction_id
-        RETURNING p.id::text AS id, p.source, p.source_auction_id, p.observation, p.received_at::text AS received_at`,
-      values: [sources, ids],
-    });
-    return rows.sort((a, b) => Number(a.id) - Number(b.id));
   }
 
   /** Stages the rows (COPY) and upserts them: two round trips, one statement each. */
