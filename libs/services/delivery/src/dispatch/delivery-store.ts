@@ -54,6 +54,8 @@ export interface Recorded {
  * each endpoint's range must come from webhook_deliveries_fair_idx in its order, never from another index and a sort of everything the endpoint has due — which the
  * planner may pick when the table's statistics are stale (a new database, a sudden backlog). The
  * sorts that remain (a few hundred rows at most) then look costly enough to JIT-compile: no JIT.
+ * Those settings also make the generic plan of a claim look dearer than a custom one, so it was
+ * planned again at every call (~1 ms); the generic plan runs no slower: it is forced.
  */
 const CLAIM_SETTINGS = ['enable_sort = off', 'jit = off', 'plan_cache_mode = force_generic_plan'];
 
