@@ -65,7 +65,8 @@ describe('Dispatcher: recording outcomes', () => {
     expect(recordings.reduce((sum, r) => sum + r.size, 0)).toBe(300);
     // Back to back, 5 ms transactions would have been ~40 recordings of a few answers each.
     expect(recordings.length).toBeLessThanOrEqual(Math.ceil(elapsed / 50) + 1);
-    for (let i = 1; i < recordings.length; i += 1) expect(recordings[i].at - recordings[i - 1].at).toBeGreaterThanOrEqual(49);
+    // Timers may fire a little early against performance.now() (the loop's clock is read once per turn).
+    for (let i = 1; i < recordings.length; i += 1) expect(recordings[i].at - recordings[i - 1].at).toBeGreaterThanOrEqual(45);
   });
 
   it('records a lone answer once the window has passed, and what is left at once when stopping', async () => {

@@ -309,7 +309,7 @@ export class Dispatcher {
     if (this.unrecorded.length === 0) return;
     const wait = this.recordStartedAt + RECORD_WINDOW_MS - performance.now();
     if (this.stopped || this.unrecorded.length >= RECORD_BATCH || wait <= 0) this.flush();
-    else this.recordTimer ??= setTimeout(() => this.flush(), wait);
+    else this.recordTimer ??= setTimeout(() => this.flush(), Math.ceil(wait));
   }
 
   private flush(): void {
