@@ -133,7 +133,9 @@ describe('monthly allowance (metering)', () => {
   });
 
   it('holds a unit while a request is in flight, and gives it back when the client goes away', async () => {
-    const account = await createTestAccount(db, { plan: '1k' });
+    // One unit left: the gateway can hold no block ahead of the request (with room it may, and the
+    // ledger's reserved would count that block too), so the ledger shows exactly the request's unit.
+    const account = await createTestAccount(db, { plan: '1k', used: 999 });
     const controller = new AbortController();
     const pending = fetch(`${stack.url}/probe-access/slow?ms=1500`, { ...bearer(account.apiKey), signal: controller.signal }).catch(
       (error: unknown) => error,
@@ -143,16 +145,16 @@ describe('monthly allowance (metering)', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
       inFlight = await getUsage(pgPoolOf(db), account.accountId);
     }
-    expect(inFlight).toMatchObject({ used: 0, reserved: 1 });
+    expect(inFlight).toMatchObject({ used: 999, reserved: 1 });
     controller.abort();
     expect(String(await pending)).toMatch(/abort/i);
     // The handler finishes after the client left (settledUsage waits for that): the unit is
     // released, not committed.
-    expect(await settledUsage(db, account.accountId)).toEqual({ used: 0, reserved: 0 });
+    expect(await settledUsage(db, account.accountId)).toEqual({ used: 999, reserved: 0 });
 
     // Completed, the same request counts.
     expect((await get('/probe-access/slow?ms=50', account)).status).toBe(200);
-    expect(await usage(account)).toEqual({ used: 1, reserved: 0 });
+    expect(await usage(account)).toEqual({ used: 1000, reserved: 0 });
   });
 
   it('gives the free plan 100 requests a month and names it in the 429', async () => {
