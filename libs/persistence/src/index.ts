@@ -4,5 +4,6 @@ export * from './database.module';
 export * from './auction-record';
 export * from './pg-listener';
 export * from './pg';
+export * from './copy-in';
 export * from './read-pool';
 export * from './instance-state';

@@ -105,7 +105,7 @@ function instrumentPg(): void {
     const pid = this.processID;
     if (!recording || !pid || typeof args[args.length - 1] === 'function') return original.apply(this, args);
     const label = labelOf(args[0]);
-    // COPY streams (pg-copy-streams) carry their statement as `text`, like a query config.
+    // COPYs (pg-copy-streams, or persistence's copyIn) carry their statement as `text`, like a query config.
     const before = onCpuNs(pid);
     const settled = () => {
       const entry = statements.get(label) ?? { ns: 0, calls: 0 };
@@ -115,7 +115,7 @@ function instrumentPg(): void {
     };
     const result = original.apply(this, args);
     if (!(result instanceof Promise)) {
-      // A COPY: pg-copy-streams' stream, settled when the server has taken the rows.
+      // A COPY: an emitter (a pg-copy-streams stream, or copyIn's), settled when the server has taken the rows.
       const stream = result as NodeJS.EventEmitter;
       stream.once('finish', settled);
       stream.once('error', settled);

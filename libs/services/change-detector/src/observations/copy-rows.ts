@@ -1,5 +1,5 @@
+import { copyIn } from '@cars/persistence';
 import type { PoolClient } from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 
 /**
  * The pipeline's rows as PostgreSQL COPY text (one line per row, tab-separated, `\N` for null)
@@ -50,8 +50,9 @@ export function copyText<R extends object>(rows: readonly R[], columns: readonly
 }
 
 /**
- * `COPY table (columns) FROM STDIN` of the rows on the transaction's client: one round trip.
- * A refused row fails the COPY with PostgreSQL's error (and the transaction with it).
+ * `COPY table (columns) FROM STDIN` of the rows on the transaction's client, the rows sent with
+ * the statement (`copyIn`): one round trip. A refused row fails the COPY with PostgreSQL's error
+ * (and the transaction with it).
  */
 export async function copyRows<R extends object>(
   client: PoolClient,
@@ -59,10 +60,5 @@ export async function copyRows<R extends object>(
   columns: readonly (keyof R & string)[],
   rows: readonly R[],
 ): Promise<void> {
-  const stream = client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`));
-  await new Promise<void>((resolve, reject) => {
-    stream.on('error', reject);
-    stream.on('finish', resolve);
-    stream.end(copyText(rows, columns));
-  });
+  await copyIn(client, `COPY ${table} (${columns.join(', ')}) FROM STDIN`, copyText(rows, columns));
 }
