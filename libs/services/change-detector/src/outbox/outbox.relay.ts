@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { PG_POOL, PgListener, withTransaction } from '@cars/persistence';
+import { KEYED_LOOKUPS, PG_POOL, PgListener, withTransaction } from '@cars/persistence';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { poolOf } from '../database/pg';
@@ -16,6 +16,13 @@ export interface OutboxRelayOptions {
   listenUrl?: string;
 }
 
+
+/**
+ * The relay's statements find events by `seq`, through their indexes whatever the planner knows of
+ * the table (`KEYED_LOOKUPS`), with plans made once per connection: planned again at every batch,
+ * the mark (its custom plan looks cheaper) cost more to plan than to run.
+ */
+const RELAY_SETTINGS = [KEYED_LOOKUPS, 'plan_cache_mode = force_generic_plan'];
 /**
  * The relays' turn (`pg_advisory_xact_lock(int, int)`: the two-key form, a lock space apart from
  * the one-key auction locks of the consumer).
@@ -141,7 +148,7 @@ export class OutboxRelay {
         values: [rows.map((r) => r.seq)],
       });
       return rows.length;
-    });
+    }, { settings: RELAY_SETTINGS });
   }
 
   private async drain(): Promise<void> {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { billingPeriod, commitUsage, getUsage, planInForce, releaseUsage, Reservation, reserveUnderPlan, reserveUsage } from '@cars/accounts';
 import { EventTypes } from '@cars/contracts';
-import { PG_POOL, Sql, withTransaction } from '@cars/persistence';
+import { KEYED_LOOKUPS, PG_POOL, Sql, withTransaction } from '@cars/persistence';
 import { delaysInSeconds, DispatchRepository, DueDeliveryRow, FanOutRepository, RetrySchedule } from '@cars/webhook-store';
 import { Pool, PoolClient } from 'pg';
 import { DELIVERY_OPTIONS, ResolvedDeliveryOptions } from '../config/delivery.options';
@@ -55,9 +55,10 @@ export interface Recorded {
  * planner may pick when the table's statistics are stale (a new database, a sudden backlog). The
  * sorts that remain (a few hundred rows at most) then look costly enough to JIT-compile: no JIT.
  * Those settings also make the generic plan of a claim look dearer than a custom one, so it was
- * planned again at every call (~1 ms); the generic plan runs no slower: it is forced.
+ * planned again at every call (~1 ms); the generic plan runs no slower: it is forced. Like every
+ * transaction here, no sequential scans (`KEYED_LOOKUPS`).
  */
-const CLAIM_SETTINGS = ['enable_sort = off', 'jit = off', 'plan_cache_mode = force_generic_plan'];
+const CLAIM_SETTINGS = [KEYED_LOOKUPS, 'enable_sort = off', 'jit = off', 'plan_cache_mode = force_generic_plan'];
 
 /**
  * The delivery rows are the truth (docs/adr/0006-delivery-from-the-database.md): claims, leases,
@@ -85,9 +86,10 @@ export class DeliveryStore {
   /**
    * Claims, outcomes and recoveries commit without waiting for the WAL flush: if the database
    * crashes and loses one, the delivery and the ledger lose it together (same transaction), and
-   * the delivery is simply attempted again — at least once, charged once.
+   * the delivery is simply attempted again — at least once, charged once. Rows are found by key:
+   * no sequential scans (`KEYED_LOOKUPS`).
    */
-  private transaction<T>(work: (client: PoolClient) => Promise<T>, settings?: readonly string[]): Promise<T> {
+  private transaction<T>(work: (client: PoolClient) => Promise<T>, settings: readonly string[] = [KEYED_LOOKUPS]): Promise<T> {
     return withTransaction(this.pool, work, { asyncCommit: true, settings });
   }
 
@@ -340,7 +342,8 @@ export class DeliveryStore {
 
   /** Make maintenance decided (deliveries waiting for an unknown make): see `DispatchRepository.resolveMakeWaits`. */
   async resolveMakeWaits(): Promise<{ released: number; dropped: number }> {
-    return this.transaction((client) => this.dispatch.resolveMakeWaits(client));
+    // Maintenance over every waiting delivery: the planner's choice, sequential scans included.
+    return this.transaction((client) => this.dispatch.resolveMakeWaits(client), []);
   }
 
   /** For tests and readiness: deliveries due now. */
