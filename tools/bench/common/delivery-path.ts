@@ -5,6 +5,7 @@ import { NestFactory } from '@nestjs/core';
 import { buildEventEnvelope, Observation } from '@cars/contracts';
 import { DatabaseModule } from '@cars/persistence';
 import { DeliveryModule } from '@cars/service-delivery';
+import { liveObservation } from '@cars/testing';
 import type { ObservationProcessor } from '@cars/service-change-detector';
 import { DataSource } from 'typeorm';
 
@@ -79,27 +80,7 @@ export function until(receiver: Receiver, count: number): Promise<number> {
 
 /** A new Bring a Trailer auction, `bench-<i>`: its first observation makes an `auction.created`. */
 export function observation(i: number): Observation {
-  return {
-    source: 'bringatrailer',
-    source_auction_id: `bench-${i}`,
-    observed_at: new Date().toISOString(),
-    auction: {
-      url: `https://bringatrailer.com/listing/bench-${i}`,
-      title: `1973 Porsche 911 Carrera RS ${i}`,
-      status: 'active',
-      price: 100000 + i,
-      currency: 'USD',
-      year: 1973,
-      make: 'Porsche',
-      model: '911 Carrera RS',
-      auction_end_at: '2026-12-01T19:00:00',
-      auction_end_date: '2026-12-01',
-      bid_count: 1,
-      sale_type: 'auction',
-      price_type: 'bid',
-    },
-    bids: [],
-  } as unknown as Observation;
+  return liveObservation(`bench-${i}`, { title: `1973 Porsche 911 Carrera RS ${i}`, price: 100000 + i });
 }
 
 /**

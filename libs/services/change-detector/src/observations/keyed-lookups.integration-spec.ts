@@ -1,6 +1,6 @@
 import { Observation } from '@cars/contracts';
 import { createDataSource, pgPoolOf } from '@cars/persistence';
-import { createIsolatedDatabase } from '@cars/testing';
+import { createIsolatedDatabase, liveObservation } from '@cars/testing';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { migrateAndLoadReference } from '../normalization/normalization.service';
@@ -8,30 +8,8 @@ import { EventPublisher, OutboxEvent } from '../outbox/event-publisher';
 import { OutboxRelay } from '../outbox/outbox.relay';
 import { ObservationProcessor } from './observation.processor';
 
-/** A new Bring a Trailer auction, or a later observation of it (price up). */
-function observation(i: number, price = 50_000): Observation {
-  return {
-    source: 'bringatrailer',
-    source_auction_id: `keyed-${i}`,
-    observed_at: new Date().toISOString(),
-    auction: {
-      url: `https://bringatrailer.com/listing/keyed-${i}`,
-      title: `1967 Porsche 911S ${i}`,
-      status: 'active',
-      price,
-      currency: 'USD',
-      year: 1967,
-      make: 'Porsche',
-      model: '911S',
-      auction_end_at: '2026-12-01T19:00:00',
-      auction_end_date: '2026-12-01',
-      bid_count: 1,
-      sale_type: 'auction',
-      price_type: 'bid',
-    },
-    bids: [],
-  } as unknown as Observation;
-}
+/** A new auction, or a later observation of it (another price). */
+const observation = (i: number, price = 50_000): Observation => liveObservation(`keyed-${i}`, { price });
 
 class Sink implements EventPublisher {
   count = 0;
