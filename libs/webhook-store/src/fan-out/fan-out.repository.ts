@@ -52,13 +52,16 @@ export class FanOutRepository {
     const { rows } = await tx.query<{ events: number; deliveries: number; marked: string[] | null } & Partial<DueDeliveryRow> & { seq: string | null }>({
       name: 'delivery-fan-out',
       text: `WITH batch AS (
-           SELECT seq FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
+           -- The batch's rows as read here, so that nothing joins back to \`events\` by seq: such a join
+           -- was planned as a hash over the whole table (every event ever kept) at every batch.
+           SELECT seq, id, type, payload, created_at, auction_id, make, listed_make, source
+             FROM events WHERE fanned_out_at IS NULL ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED
          ), matched AS MATERIALIZED (
            SELECT s.id AS subscription_id, s.account_id, e.id AS event_id, e.type, e.payload::text AS payload, e.seq,
                   CASE WHEN s.filters ? 'make' AND e.make IS NULL THEN 'make' END AS waiting_reason,
                   $2::boolean AND s.circuit_state = 'closed' AND s.consecutive_failures = 0 AND NOT (s.id = ANY($9::uuid[]))
                     AND NOT (s.filters ? 'make' AND e.make IS NULL) AS could_lease
-             FROM batch JOIN events e ON e.seq = batch.seq
+             FROM batch e
              JOIN webhook_subscriptions s
                ON s.enabled AND e.type = ANY (s.event_types) AND s.active_since <= e.created_at
               AND (NOT (s.filters ? 'auction_id') OR s.filters ->> 'auction_id' = e.auction_id::text)
@@ -104,7 +107,8 @@ export class FanOutRepository {
            ON CONFLICT (event_id, subscription_id) DO NOTHING
            RETURNING id, status, lease_token, subscription_id, account_id, event_id, event_type, payload
          ), marked AS (
-           UPDATE events SET fanned_out_at = now() FROM batch WHERE events.seq = batch.seq RETURNING events.seq
+           -- By key (the primary key's index, one probe per seq), not a join planned over the table.
+           UPDATE events SET fanned_out_at = now() WHERE seq = ANY (ARRAY(SELECT seq FROM batch)) RETURNING events.seq
          ), leased AS (
            SELECT i.id, i.lease_token, i.subscription_id, i.account_id, i.event_id, i.event_type, i.payload, s.url,
                   s.secret_ciphertext, s.secret_key_id,

@@ -42,15 +42,19 @@ describe('the write path finds rows by key, whatever the tables held when its pl
     await database?.drop();
   });
 
-  /** Sequential scans of the table so far, as the statistics say once this backend's are flushed. */
+  /**
+   * Sequential scans of the table so far, once every connection of the pool has flushed its
+   * statistics (a backend flushes them as it goes idle, or up to a second later): all of them
+   * held, each told to flush now.
+   */
   async function seqScans(table: string): Promise<number> {
-    const client = await pool.connect();
+    const clients = [await pool.connect(), await pool.connect()];
     try {
-      await client.query('SELECT pg_stat_force_next_flush()');
-      const { rows } = await client.query<{ n: number }>(`SELECT seq_scan::int AS n FROM pg_stat_user_tables WHERE relname = $1`, [table]);
+      for (const client of clients) await client.query('SELECT pg_stat_force_next_flush()');
+      const { rows } = await clients[0].query<{ n: number }>(`SELECT seq_scan::int AS n FROM pg_stat_user_tables WHERE relname = $1`, [table]);
       return rows[0].n;
     } finally {
-      client.release();
+      for (const client of clients) client.release();
     }
   }
 
