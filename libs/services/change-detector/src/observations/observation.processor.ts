@@ -225,8 +225,9 @@ export class ObservationProcessor {
     const ids = groups.map((g) => g.sourceAuctionId);
     const { version, now: transactionTime } = await this.repository.lockKeys(client, groups.map((g) => g.key));
     const now = observedAt ?? transactionTime;
-    const reference = await this.reference.get(client, version);
+    // Right after lockKeys, which set the planner for it (see findAndTakePending).
     const { stored, parked } = await this.repository.findAndTakePending(client, sources, ids);
+    const reference = await this.reference.get(client, version);
     const existing = new Map(stored.map((row) => [auctionKey(row.source, row.source_auction_id), row]));
     const batch = planBatch(withParked(grouped, parked).values(), existing, reference);
     for (const reason of batch.dropped) this.logger.warn(`dropping a pending observation that can no longer be applied: ${reason}`);

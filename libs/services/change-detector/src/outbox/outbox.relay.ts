@@ -16,13 +16,13 @@ export interface OutboxRelayOptions {
   listenUrl?: string;
 }
 
-
 /**
  * The relay's statements find events by `seq`, through their indexes whatever the planner knows of
  * the table (`KEYED_LOOKUPS`), with plans made once per connection: planned again at every batch,
  * the mark (its custom plan looks cheaper) cost more to plan than to run.
  */
 const RELAY_SETTINGS = [KEYED_LOOKUPS, 'plan_cache_mode = force_generic_plan'];
+
 /**
  * The relays' turn (`pg_advisory_xact_lock(int, int)`: the two-key form, a lock space apart from
  * the one-key auction locks of the consumer).
