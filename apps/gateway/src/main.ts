@@ -3,11 +3,12 @@ import { Module } from '@nestjs/common';
 import { MessagingModule } from '@cars/messaging';
 import { collectProcessMetrics } from '@cars/metrics';
 import { DatabaseModule } from '@cars/persistence';
-import { createLogger, exitOnBootFailure, GatewayEnv, HealthServer, loadEnv, onShutdownSignal, PinoNestLogger } from '@cars/runtime';
+import { createLogger, exitOnBootFailure, GatewayEnv, HealthServer, loadEnv, onShutdownSignal, PinoNestLogger, setHeapGrowth } from '@cars/runtime';
 import { closeGatewayApp, createGatewayApp, GatewayModule, GatewayReadiness } from '@cars/service-gateway';
 
 async function main(): Promise<void> {
   const env = loadEnv(GatewayEnv);
+  setHeapGrowth(env.HEAP_GROWING_PERCENT);
   collectProcessMetrics();
 
   @Module({

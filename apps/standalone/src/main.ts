@@ -15,6 +15,7 @@ import {
   onShutdownSignal,
   PinoNestLogger,
   resolveWebhookSecretKey,
+  setHeapGrowth,
   startEmbeddedDatabase,
   StandaloneEnv,
   Startup,
@@ -38,6 +39,7 @@ import { startIngestEndpoint } from './ingest-endpoint';
 async function main(startup: Startup): Promise<void> {
   const started = Date.now();
   const env = loadEnv(StandaloneEnv);
+  setHeapGrowth(env.HEAP_GROWING_PERCENT);
   collectProcessMetrics();
   const webhooks = loadEnv(WebhooksSettingsEnv);
   const webhookSecretKey = resolveWebhookSecretKey();

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 import { HttpTimeouts, IsAddressList } from './http-edge';
 import { loadEnv } from './env';
+import { DEFAULT_HEAP_GROWING_PERCENT } from './heap';
 
 /** An integer environment variable within [min, max] (env values arrive as strings). */
 export function IntSetting(min: number, max: number): PropertyDecorator {
@@ -40,6 +41,13 @@ export class BaseEnv {
   /** How long a stop on SIGINT/SIGTERM may take before the process exits with one clear line. */
   @IntSetting(100, 600_000)
   SHUTDOWN_DEADLINE_MS: number = 10_000;
+
+  /**
+   * How far the JavaScript heap grows past what V8's last full collection kept before the next
+   * one, in percent (0 = V8's own choice; see heap.ts). Set at boot.
+   */
+  @IntSetting(0, 1000)
+  HEAP_GROWING_PERCENT: number = DEFAULT_HEAP_GROWING_PERCENT;
 }
 
 /** A process of the distributed topology: both URLs are required. */

@@ -1,6 +1,7 @@
 export * from './logger';
 export * from './health-server';
 export * from './env';
+export * from './heap';
 export * from './config';
 export * from './rpc-service';
 export * from './local-instance';

@@ -6,6 +6,7 @@ import { DatabaseModule } from '@cars/persistence';
 import { rpcServerOptions } from '@cars/messaging';
 import { DataSource } from 'typeorm';
 import { loadEnv } from './env';
+import { setHeapGrowth } from './heap';
 import { ServiceEnv } from './config';
 import { HealthServer } from './health-server';
 import { createLogger, PinoNestLogger } from './logger';
@@ -35,6 +36,7 @@ export async function runRpcService<E extends ServiceEnv = ServiceEnv>(definitio
   const env = loadEnv(definition.env ?? (ServiceEnv as new () => E));
   const serviceModule = isModuleClass(definition.module) ? definition.module : definition.module(env);
   const logger = new PinoNestLogger(createLogger(definition.name, env.LOG_LEVEL));
+  setHeapGrowth(env.HEAP_GROWING_PERCENT);
   collectProcessMetrics();
 
   @Module({

@@ -5,6 +5,7 @@ import { DatabaseModule } from '@cars/persistence';
 import { DataSource } from 'typeorm';
 import { ServiceEnv } from './config';
 import { loadEnv } from './env';
+import { setHeapGrowth } from './heap';
 import { HealthServer } from './health-server';
 import { createLogger, PinoNestLogger } from './logger';
 import { onShutdownSignal } from './process-utils';
@@ -33,6 +34,7 @@ export interface WorkerDefinition<E extends ServiceEnv> {
 export async function runWorker<E extends ServiceEnv>(definition: WorkerDefinition<E>): Promise<INestApplicationContext> {
   const env = loadEnv(definition.env ?? (ServiceEnv as new () => E));
   const logger = new PinoNestLogger(createLogger(definition.name, env.LOG_LEVEL));
+  setHeapGrowth(env.HEAP_GROWING_PERCENT);
   collectProcessMetrics();
 
   @Module({

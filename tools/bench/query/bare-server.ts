@@ -8,6 +8,7 @@ import {
 } from '@cars/service-query';
 import { RpcReply } from '@cars/contracts';
 import { CostlyTurns } from '@cars/persistence';
+import { BaseEnv, loadEnv, setHeapGrowth } from '@cars/runtime';
 import Fastify, { FastifyReply } from 'fastify';
 import { Pool } from 'pg';
 import { runBenchChild } from '../common/child';
@@ -15,7 +16,9 @@ import { runBenchChild } from '../common/child';
 /**
  * The baseline of the query benchmark: bare Fastify and a `pg` pool running the same SQL as the
  * query service (its repositories and services, count cache included) — no Nest, no broker, no
- * DTO validation, no error envelope. Started as its own process by main.ts:
+ * DTO validation, no error envelope — with the services' heap setting (HEAP_GROWING_PERCENT, as
+ * every app applies it at boot), so the two differ in their work, not in their GC policy. Started
+ * as its own process by main.ts:
  *
  *   DATABASE_URL=… PORT=0 node dist/tools/bench/query/bare-server.js
  *
@@ -30,6 +33,7 @@ function parseQuery(query: Record<string, string>): Record<string, string | numb
 }
 
 async function main(): Promise<{ close(): Promise<void> }> {
+  setHeapGrowth(loadEnv(BaseEnv).HEAP_GROWING_PERCENT);
   const pool = new Pool({
     connectionString: process.env.DATABASE_URL,
     max: Number(process.env.DATABASE_POOL_SIZE ?? 10),
