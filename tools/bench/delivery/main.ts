@@ -5,6 +5,7 @@ import { buildEventEnvelope } from '@cars/contracts';
 import { createDataSource, pgPoolOf } from '@cars/persistence';
 import { migrateAndLoadReference, ObservationProcessor } from '@cars/service-change-detector';
 import { generateMasterKey, generateSigningSecret, SecretCipher, webhookHeaders } from '@cars/signing';
+import { BaseEnv, loadEnv, setHeapGrowth } from '@cars/runtime';
 import { createDatabase, dropDatabase } from '@cars/testing';
 import { DataSource } from 'typeorm';
 import { Pool } from 'undici';
@@ -33,6 +34,9 @@ import { ConsumerLikeBatches, insertEvents, observation, Receiver, startDelivery
  *    batches at a time) and each `auction.created` is delivered. Its maximum: a burst, timed to
  *    the last receipt. Latency at 80 % of that maximum = receiver's first byte − the moment the
  *    observation was handed over. Goals p50 ≤ 20 ms, p99 ≤ 100 ms.
+ *
+ * This process runs with the apps' heap setting (HEAP_GROWING_PERCENT, as the delivery worker
+ * applies it at boot), for the worker and the baseline alike.
  *
  * Database `cars_bench_delivery` (recreated) on TEST_POSTGRES_ADMIN_URL's server; no broker
  * needed (the database drives the worker). Exit code 1 when a goal is missed.
@@ -289,6 +293,7 @@ async function checkRecorded(db: DataSource, receiver: Receiver, before: number)
 }
 
 async function main(): Promise<void> {
+  setHeapGrowth(loadEnv(BaseEnv).HEAP_GROWING_PERCENT);
   const { url, db, receiver, masterKey, secret } = await setUp();
   await warmUp(db, receiver, secret, false);
   const first = await measureBaseline(receiver, secret);
