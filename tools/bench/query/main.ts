@@ -31,7 +31,8 @@ import { buildMix, interleave, MixClass } from './mix';
  *    bare Fastify + pg running the same repositories and SQL (bare-server.ts), also its own process.
  * 4. Warm-up (every request once: primes the count caches), then an open-loop run at `rate`
  *    requests/s against each (latency from the scheduled send time), then a closed-loop run with
- *    `concurrency` callers against each for the maximum throughput.
+ *    `concurrency` callers against each for the maximum throughput; the ratio of each pair of
+ *    slices is printed beside the run's, to show how far one run can be trusted.
  *
  *    With `--metering`, a second gateway with authentication, the Redis burst limit and the
  *    monthly ledger on (what customers use) joins the closed loop — one API key per caller, sent
@@ -342,6 +343,8 @@ interface Measurements {
   /** `--metering`: the closed loop through the metered gateway. */
   meteredMax?: RunResult;
   cpu: { gateway: ReturnType<CpuTally['perUnit']>; bare: ReturnType<CpuTally['perUnit']> };
+  /** Gateway ÷ bare throughput of each pair of closed-loop slices, in order: the spread within the run. */
+  pairRatios: number[];
 }
 
 /**
@@ -397,15 +400,19 @@ async function measure(options: Options, databaseUrl: string, classes: MixClass[
   const gatewayMaxRec = new Recorder(order);
   const bareMaxRec = new Recorder(order);
   const meteredMaxRec = new Recorder(order);
+  const pairRatios: number[] = [];
   for (let i = 0, g = 0, b = 0, m = 0; i < throughputSlices; i += 1) {
     // With metering, its slice comes first in odd slices and last in even ones (paired with both).
     if (meteredClient && i % 2 === 1) m = await closedLoop(meteredClient, mix, options.concurrency, SLICE, meteredMaxRec, m);
+    const gatewayBefore = sliceMark(gatewayMaxRec);
     await gatewayCpu.start();
     g = await closedLoop(gatewayClient, mix, options.concurrency, SLICE, gatewayMaxRec, g);
     await gatewayCpu.stop();
+    const bareBefore = sliceMark(bareMaxRec);
     await bareCpu.start();
     b = await closedLoop(bareClient, mix, options.concurrency, SLICE, bareMaxRec, b);
     await bareCpu.stop();
+    pairRatios.push(sliceThroughput(gatewayMaxRec, gatewayBefore) / sliceThroughput(bareMaxRec, bareBefore));
     if (meteredClient && i % 2 === 0) m = await closedLoop(meteredClient, mix, options.concurrency, SLICE, meteredMaxRec, m);
   }
   await activity.end();
@@ -414,7 +421,23 @@ async function measure(options: Options, databaseUrl: string, classes: MixClass[
   await gatewayClient.close();
   await bareClient.close();
   await meteredClient?.close();
-  return { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu, ...(meteredClient ? { meteredMax: meteredMaxRec.result() } : {}) };
+  return { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu, pairRatios, ...(meteredClient ? { meteredMax: meteredMaxRec.result() } : {}) };
+}
+
+/** Where a recorder stands before a slice: its samples and seconds so far. */
+function sliceMark(recorder: Recorder): { samples: number; seconds: number } {
+  return { samples: recorder.samples.length, seconds: recorder.seconds };
+}
+
+/** Requests/s of the slice recorded since `mark`. */
+function sliceThroughput(recorder: Recorder, mark: { samples: number; seconds: number }): number {
+  return (recorder.samples.length - mark.samples) / (recorder.seconds - mark.seconds);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** The tables, the targets and the JSON line on standard output; the exit code (1: a target missed). */
@@ -427,7 +450,7 @@ function report(
 ): number {
   const { classes, notes } = mix;
   const { plans, seqScans } = explained;
-  const { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu } = m;
+  const { gatewayOpen, bareOpen, gatewayMax, bareMax, cpu, pairRatios } = m;
   const out: string[] = [];
   out.push(
     `Query benchmark: ${dataset.auctions} auctions (${dataset.live} live), ${dataset.bids} bids; ` +
@@ -463,6 +486,10 @@ function report(
   out.push('');
   out.push(`p99 ≤ ${P99_TARGET_MS} ms at ${options.rate} req/s, every class: ${missed.length ? `MISSED (${missed.join(', ')})` : 'ok'}`);
   out.push(`gateway/bare throughput ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}): ${ratio >= RATIO_TARGET ? 'ok' : 'MISSED'}`);
+  out.push(
+    `  by pair of ${SLICE} s slices: ${pairRatios.map((r) => r.toFixed(2)).join(' ')} (median ${median(pairRatios).toFixed(2)}, ` +
+      `min ${Math.min(...pairRatios).toFixed(2)}, max ${Math.max(...pairRatios).toFixed(2)})`,
+  );
   const meteredRatio = m.meteredMax ? m.meteredMax.throughput / bareMax.throughput : undefined;
   if (meteredRatio !== undefined) {
     out.push(`gateway with metering/bare throughput ${meteredRatio.toFixed(2)} (without metering ${ratio.toFixed(2)}; metered/unmetered ${(m.meteredMax!.throughput / gatewayMax.throughput).toFixed(2)})`);
@@ -476,6 +503,7 @@ function report(
       gateway: { open: gatewayOpen, max: gatewayMax },
       bare: { open: bareOpen, max: bareMax },
       ratio,
+      pairRatios,
       ...(m.meteredMax ? { metered: { max: m.meteredMax }, meteredRatio } : {}),
       cpu,
       seqScans,
