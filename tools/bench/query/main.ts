@@ -11,6 +11,7 @@ import { createVhost } from '@cars/testing';
 import { Pool as PgPool } from 'pg';
 import { booleanFlag, commandLine, integerFlag, numberFlag, parseFlags, stringFlag } from '../common/args';
 import { CpuTally, pidsNamed } from '../common/cpu';
+import { percentile } from '../common/latency';
 import { BENCH_DATABASE, DatasetInfo, prepareDataset } from './dataset';
 import { explain, ExplainedStatement } from './explain';
 import { closedLoop, createClient, openLoop, Recorder, RunResult } from './load-generator';
@@ -434,11 +435,6 @@ function sliceThroughput(recorder: Recorder, mark: { samples: number; seconds: n
   return (recorder.samples.length - mark.samples) / (recorder.seconds - mark.seconds);
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 /** The tables, the targets and the JSON line on standard output; the exit code (1: a target missed). */
 function report(
@@ -487,7 +483,7 @@ function report(
   out.push(`p99 ≤ ${P99_TARGET_MS} ms at ${options.rate} req/s, every class: ${missed.length ? `MISSED (${missed.join(', ')})` : 'ok'}`);
   out.push(`gateway/bare throughput ${ratio.toFixed(2)} (target ≥ ${RATIO_TARGET}): ${ratio >= RATIO_TARGET ? 'ok' : 'MISSED'}`);
   out.push(
-    `  by pair of ${SLICE} s slices: ${pairRatios.map((r) => r.toFixed(2)).join(' ')} (median ${median(pairRatios).toFixed(2)}, ` +
+    `  by pair of ${SLICE} s slices: ${pairRatios.map((r) => r.toFixed(2)).join(' ')} (median ${percentile([...pairRatios].sort((a, b) => a - b), 50).toFixed(2)}, ` +
       `min ${Math.min(...pairRatios).toFixed(2)}, max ${Math.max(...pairRatios).toFixed(2)})`,
   );
   const meteredRatio = m.meteredMax ? m.meteredMax.throughput / bareMax.throughput : undefined;
